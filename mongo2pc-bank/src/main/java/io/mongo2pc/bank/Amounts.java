@@ -1,0 +1,70 @@
+package io.mongo2pc.bank;
+
+import io.mongo2pc.InvalidTransactionException;
+import org.bson.types.Decimal128;
+
+import java.math.BigDecimal;
+import java.math.MathContext;
+
+/**
+ * Money amounts: a {@code long} of minor units, or a {@link Decimal128} when the text has a
+ * fraction. Never a double. Refuses what is not a finite number, or does not fit.
+ */
+public final class Amounts {
+    private Amounts() { }
+
+    /** Parses "100" as 100L and "12.50" as Decimal128 12.50. */
+    public static Number parse(String text) {
+        if (text == null || text.isBlank()) {
+            throw new InvalidTransactionException("amount is missing");
+        }
+        String trimmed = text.trim();
+        if (!trimmed.matches("[+-]?\\d+(\\.\\d+)?")) {
+            throw new InvalidTransactionException("amount '" + text + "' is not a number (use digits, optionally with a '.' fraction)");
+        }
+        BigDecimal value = new BigDecimal(trimmed);
+        if (value.scale() <= 0) {
+            try {
+                return value.longValueExact();
+            } catch (ArithmeticException e) {
+                throw new InvalidTransactionException("amount '" + text + "' does not fit in a 64-bit integer (max "
+                        + Long.MAX_VALUE + ")");
+            }
+        }
+        if (value.precision() > 34) {
+            throw new InvalidTransactionException("amount '" + text + "' has more than 34 significant digits (Decimal128)");
+        }
+        return new Decimal128(value.round(MathContext.DECIMAL128));
+    }
+
+    /** Checks that {@code amount} is a long or Decimal128 greater than zero. */
+    public static Number requirePositive(Object amount, String what) {
+        if (amount instanceof Integer i) {
+            amount = i.longValue();
+        }
+        if (amount instanceof Long l) {
+            if (l <= 0) {
+                throw new InvalidTransactionException(what + " must be greater than zero, got " + l);
+            }
+            return l;
+        }
+        if (amount instanceof Decimal128 d) {
+            if (d.isNaN() || d.isInfinite() || d.bigDecimalValue().signum() <= 0) {
+                throw new InvalidTransactionException(what + " must be a finite amount greater than zero, got " + d);
+            }
+            return d;
+        }
+        throw new InvalidTransactionException(what + " must be an integer (long minor units) or a Decimal128, got "
+                + (amount == null ? "null" : amount + " (" + amount.getClass().getSimpleName() + ")"));
+    }
+
+    static BigDecimal toBigDecimal(Object number) {
+        if (number instanceof Decimal128 d) {
+            return d.bigDecimalValue();
+        }
+        if (number instanceof Double d) {
+            return BigDecimal.valueOf(d);
+        }
+        return BigDecimal.valueOf(((Number) number).longValue());
+    }
+}

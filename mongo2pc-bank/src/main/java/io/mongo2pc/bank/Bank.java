@@ -1,0 +1,167 @@
+package io.mongo2pc.bank;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoWriteException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.Validation;
+import org.bson.Document;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Money transfers between accounts, in the tutorial's own documents:
+ * <pre>
+ * accounts:     { _id: "A", balance: 1000, pendingTransactions: [] }
+ * transactions: { _id, source: "A", destination: "B", value: 100, state: "initial", lastModified }
+ * </pre>
+ * so an application that followed the tutorial by hand can switch to mongo2pc and mongo2pc can
+ * finish what it left half-done. Accounts live in the {@code accounts} collection of the
+ * manager's database, on its default target. Bad input is refused before anything is written.
+ * Thread-safe.
+ */
+public final class Bank {
+    public static final String ACCOUNTS = "accounts";
+
+    /** One account as stored. */
+    public record Account(Object id, Number balance, List<Object> pending) { }
+
+    /** What {@link #verify} found; {@code ok} when every check holds. */
+    public record Verification(boolean ok, BigDecimal total, long accounts, long negative, long markers, long open,
+                               BigDecimal expectedTotal) { }
+
+    private final TransactionManager manager;
+    private final MongoCollection<Document> accounts;
+
+    /**
+     * A bank on {@code manager}, which must have been built with {@link TransferCodec#INSTANCE}
+     * (see {@link #configure}) so that any instance can recover transfers.
+     */
+    public Bank(TransactionManager manager) {
+        this.manager = manager;
+        TransactionManager.Settings s = manager.settings();
+        this.accounts = s.target(io.mongo2pc.DocumentRef.DEFAULT_TARGET).getDatabase(s.database()).getCollection(ACCOUNTS)
+                .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
+    }
+
+    /** Registers what a manager needs to run and recover transfers. */
+    public static TransactionManager.Builder configure(TransactionManager.Builder builder) {
+        return builder.codec(TransferCodec.INSTANCE);
+    }
+
+    public MongoCollection<Document> accounts() {
+        return accounts;
+    }
+
+    /** Creates {@code {_id: id, balance, pendingTransactions: []}}; refuses a bad id or amount, or an existing id. */
+    public void createAccount(Object id, Number balance) {
+        Validation.checkId(id, "account");
+        if (balance instanceof Integer i) {
+            balance = i.longValue();
+        }
+        if (!(balance instanceof Long) && !(balance instanceof org.bson.types.Decimal128)) {
+            throw new InvalidTransactionException("balance of account " + id + " must be an integer or a Decimal128, got " + balance);
+        }
+        if (Amounts.toBigDecimal(balance).signum() < 0) {
+            throw new InvalidTransactionException("balance of account " + id + " must not be negative, got " + balance);
+        }
+        try {
+            accounts.insertOne(new Document("_id", id).append("balance", balance).append("pendingTransactions", new ArrayList<>()));
+        } catch (MongoWriteException e) {
+            if (e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY) {
+                throw new InvalidTransactionException("account " + id + " already exists");
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Moves {@code amount} from {@code source} to {@code destination} and returns when the
+     * transfer is {@code done}, or {@code canceled} (e.g. insufficient funds) with its reason.
+     */
+    public TransactionOutcome transfer(Object source, Object destination, Number amount) {
+        Document fields = checkTransfer(source, destination, amount);
+        return manager.run(TransferCodec.operations(manager.settings().database(), source, destination, fields.get("value")),
+                fields, false);
+    }
+
+    /** Queues a transfer as the tutorial's {@code initial} transaction for workers; returns its id. */
+    public Object submit(Object source, Object destination, Number amount) {
+        Document fields = checkTransfer(source, destination, amount);
+        return manager.submit(TransferCodec.operations(manager.settings().database(), source, destination, fields.get("value")),
+                fields, false);
+    }
+
+    private Document checkTransfer(Object source, Object destination, Number amount) {
+        Validation.checkId(source, "source account");
+        Validation.checkId(destination, "destination account");
+        Number value = Amounts.requirePositive(amount, "transfer amount");
+        if (source.equals(destination)) {
+            throw new InvalidTransactionException("source and destination are the same account " + source);
+        }
+        Set<Object> found = new java.util.HashSet<>();
+        accounts.find(new Document("_id", new Document("$in", List.of(source, destination))))
+                .projection(Projections.include("_id")).forEach(d -> found.add(d.get("_id")));
+        for (Object id : List.of(source, destination)) {
+            if (!found.contains(id)) {
+                throw new InvalidTransactionException("account " + id + " does not exist");
+            }
+        }
+        return new Document("source", source).append("destination", destination).append("value", value);
+    }
+
+    /** Every account, in id order. */
+    public List<Account> list() {
+        List<Account> list = new ArrayList<>();
+        for (Document d : accounts.find().projection(Projections.exclude("__none")).sort(new Document("_id", 1))) {
+            list.add(new Account(d.get("_id"), (Number) d.get("balance"), d.getList("pendingTransactions", Object.class, List.of())));
+        }
+        return list;
+    }
+
+    /** Checks the books: total (against {@code expectedTotal} if not null), no negative balance, no marker, nothing open. */
+    public Verification verify(Number expectedTotal) {
+        BigDecimal total = BigDecimal.ZERO;
+        long count = 0;
+        long negative = 0;
+        long markers = 0;
+        for (Account account : list()) {
+            count++;
+            if (account.balance() != null) {
+                BigDecimal balance = Amounts.toBigDecimal(account.balance());
+                total = total.add(balance);
+                if (balance.signum() < 0) {
+                    negative++;
+                }
+            }
+            markers += account.pending().size();
+        }
+        long open = 0;
+        for (Map.Entry<TransactionState, Long> e : manager.counts().entrySet()) {
+            if (!e.getKey().isTerminal()) {
+                open += e.getValue();
+            }
+        }
+        BigDecimal expected = expectedTotal == null ? null : Amounts.toBigDecimal(expectedTotal);
+        boolean ok = (expected == null || expected.compareTo(total) == 0) && negative == 0 && markers == 0 && open == 0;
+        return new Verification(ok, total, count, negative, markers, open, expected);
+    }
+
+    /** The number of markers on all accounts. */
+    public long markers() {
+        long markers = 0;
+        for (Document d : accounts.find(new Document("pendingTransactions.0", new Document("$exists", true)))
+                .projection(Projections.include("pendingTransactions"))) {
+            markers += d.getList("pendingTransactions", Object.class, List.of()).size();
+        }
+        return markers;
+    }
+}

@@ -1,0 +1,61 @@
+package io.mongo2pc.bank;
+
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class TransferTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    TransactionManager manager;
+    Bank bank;
+
+    @BeforeEach
+    void setUp() {
+        manager = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())).build();
+        bank = new Bank(manager);
+        bank.createAccount("A", 1000L);
+        bank.createAccount("B", 1000L);
+        mongo.invariants().expectTotal(mongo.database(), 2000L);
+    }
+
+    @Test
+    void transfer_movesMoneyAndLeavesTheTutorialsDocuments() {
+        TransactionOutcome outcome = bank.transfer("A", "B", 100L);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
+        assertThat(bank.accounts().find(new Document("_id", "A")).first())
+                .containsEntry("balance", 900L).containsEntry("pendingTransactions", java.util.List.of());
+        assertThat(bank.accounts().find(new Document("_id", "B")).first()).containsEntry("balance", 1100L);
+        Document tx = manager.inspect(outcome.id()).orElseThrow();
+        assertThat(tx).containsEntry("source", "A").containsEntry("destination", "B").containsEntry("value", 100L)
+                .containsEntry("state", "done").containsKey("lastModified");
+    }
+
+    @Test
+    void transfer_insufficientFunds_cancelsAndRestoresBalances() {
+        TransactionOutcome outcome = bank.transfer("A", "B", 1001L);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("guard").contains("A");
+        assertThat(bank.accounts().find(new Document("_id", "A")).first()).containsEntry("balance", 1000L);
+        assertThat(bank.accounts().find(new Document("_id", "B")).first()).containsEntry("balance", 1000L);
+    }
+
+    @Test
+    void transfer_unknownAccount_isRefusedBeforeAnyWrite() {
+        assertThatThrownBy(() -> bank.transfer("A", "Z", 10L))
+                .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("Z does not exist");
+        assertThat(manager.transactions().countDocuments()).isZero();
+    }
+}

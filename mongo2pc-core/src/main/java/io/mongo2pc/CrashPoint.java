@@ -1,0 +1,49 @@
+package io.mongo2pc;
+
+/**
+ * A named place in the protocol: just before or just after one of its writes. {@code participant}
+ * is the index of the operation a participant write belongs to, or -1 for writes to the
+ * transaction document. Immutable.
+ */
+public record CrashPoint(Step step, Phase phase, int participant) {
+
+    /** The writes of the protocol, in the order a transaction makes them. */
+    public enum Step {
+        /** Insert of the transaction document (as {@code pending}, or {@code initial} when queued). */
+        INSERT,
+        /** Claim of a queued transaction: {@code initial -> pending}. */
+        CLAIM,
+        /** Takeover of a stale transaction by a new owner (epoch + 1). */
+        TAKEOVER,
+        /** An operation applied to a participant, with the transaction's marker. */
+        APPLY,
+        /** The commit point: {@code pending -> applied}. */
+        COMMIT,
+        /** A participant's marker removed after commit. */
+        RELEASE,
+        /** {@code applied -> done}. */
+        FINISH,
+        /** {@code pending -> canceling}. */
+        BEGIN_CANCEL,
+        /** An applied operation undone on a participant, with its marker removed. */
+        UNDO,
+        /** {@code canceling -> canceled}. */
+        FINISH_CANCEL
+    }
+
+    public enum Phase { BEFORE, AFTER }
+
+    public static CrashPoint before(Step step, int participant) {
+        return new CrashPoint(step, Phase.BEFORE, participant);
+    }
+
+    public static CrashPoint after(Step step, int participant) {
+        return new CrashPoint(step, Phase.AFTER, participant);
+    }
+
+    @Override
+    public String toString() {
+        return phase.name().toLowerCase(java.util.Locale.ROOT) + "-" + step.name().toLowerCase(java.util.Locale.ROOT)
+                + (participant >= 0 ? "[" + participant + "]" : "");
+    }
+}

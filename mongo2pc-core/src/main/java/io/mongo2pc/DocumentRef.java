@@ -1,0 +1,28 @@
+package io.mongo2pc;
+
+import java.util.Objects;
+
+/**
+ * One document: its {@code _id} in a collection of a database reached through a named target
+ * (a MongoClient given to {@link TransactionManager.Builder#target}). Immutable.
+ */
+public record DocumentRef(String target, String database, String collection, Object id) {
+
+    public static final String DEFAULT_TARGET = "default";
+
+    public DocumentRef {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(database, "database");
+        Objects.requireNonNull(collection, "collection");
+    }
+
+    /** A document reached through the {@value #DEFAULT_TARGET} target. */
+    public static DocumentRef of(String database, String collection, Object id) {
+        return new DocumentRef(DEFAULT_TARGET, database, collection, id);
+    }
+
+    @Override
+    public String toString() {
+        return target + "/" + database + "." + collection + "/" + id;
+    }
+}

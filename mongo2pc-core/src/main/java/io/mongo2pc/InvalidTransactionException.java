@@ -1,0 +1,11 @@
+package io.mongo2pc;
+
+/**
+ * Bad input: refused before anything was written. Fix the input; retrying the same call fails
+ * the same way.
+ */
+public class InvalidTransactionException extends TransactionException {
+    public InvalidTransactionException(String message) {
+        super(message, null, null);
+    }
+}

@@ -1,0 +1,323 @@
+package io.mongo2pc;
+
+import com.mongodb.ReadConcern;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.internal.Engine;
+import io.mongo2pc.internal.Targets;
+import org.bson.Document;
+import org.bson.types.ObjectId;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Supplier;
+
+/**
+ * The entry point: runs multi-document transactions on MongoDB with the two-phase-commit protocol
+ * of MongoDB's tutorial "Perform Two Phase Commits", built only from single-document atomic writes.
+ *
+ * <pre>{@code
+ * TransactionManager tm = TransactionManager.builder()
+ *         .target("default", mongoClient)
+ *         .application("payments")
+ *         .build();
+ * TransactionOutcome outcome = tm.run(List.of(
+ *         Operation.increment(DocumentRef.of("bank", "accounts", "A"), "balance", -100L, new Document("balance", new Document("$gte", 100L))),
+ *         Operation.increment(DocumentRef.of("bank", "accounts", "B"), "balance", 100L, null)));
+ * }</pre>
+ *
+ * <p>Guarantees: once recovery has run, every transaction is {@code done} with each operation
+ * applied exactly once, or {@code canceled} with none in effect. Any process may take over a
+ * transaction whose owner's lease expired (judged by the database server's clock); every state
+ * change is a compare-and-set under the owner's epoch. Thread-safe: share one instance.
+ */
+public final class TransactionManager {
+
+    private final Engine engine;
+    private final Settings settings;
+
+    private TransactionManager(Settings settings) {
+        this.settings = settings;
+        this.engine = new Engine(new Engine.Config(
+                new Targets(settings.targets, settings.writeConcern, settings.readConcern),
+                settings.database, settings.transactionsCollection, settings.application, settings.owner,
+                settings.lease, settings.retryTimeout, settings.maxOperations, settings.crashHook, settings.metrics,
+                settings.codecs, settings.ids));
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Runs a transaction to its end in this thread: {@code done} or {@code canceled} with a reason. */
+    public TransactionOutcome run(List<Operation> operations) {
+        return engine.run(operations, null, true);
+    }
+
+    /**
+     * Runs a transaction whose document also carries {@code fields} (e.g. a transfer's source,
+     * destination and value). With {@code storeOperations} false, the operations are not stored
+     * and a registered {@link TransactionCodec} must read them back from {@code fields}.
+     */
+    public TransactionOutcome run(List<Operation> operations, Document fields, boolean storeOperations) {
+        return engine.run(operations, fields, storeOperations);
+    }
+
+    /** Queues a transaction as {@code initial} for any worker ({@link #claimAndRun()}); returns its id. */
+    public Object submit(List<Operation> operations) {
+        return engine.submit(operations, null, true);
+    }
+
+    /** {@link #submit(List)} with extra fields, as {@link #run(List, Document, boolean)}. */
+    public Object submit(List<Operation> operations, Document fields, boolean storeOperations) {
+        return engine.submit(operations, fields, storeOperations);
+    }
+
+    /** Claims one queued transaction (one findAndModify: exactly one claimer wins) and runs it. */
+    public Optional<TransactionOutcome> claimAndRun() {
+        return engine.claimAndRun();
+    }
+
+    /** One recovery pass over open transactions unchanged for at least {@code olderThan}. */
+    public RecoveryReport recover(Duration olderThan) {
+        return engine.recover(Objects.requireNonNull(olderThan, "olderThan"));
+    }
+
+    /** One recovery pass over transactions whose owner's lease has expired. */
+    public RecoveryReport recover() {
+        return recover(settings.lease);
+    }
+
+    /**
+     * Cancels a transaction before its commit point: a queued one at once, a pending one only once
+     * its owner's lease has expired. Throws {@link TransactionException} if it is past its commit
+     * point or owned by a live process, {@link InvalidTransactionException} if it does not exist.
+     */
+    public TransactionOutcome cancel(Object transactionId, String reason) {
+        return engine.cancel(transactionId, reason == null ? "canceled by request" : reason);
+    }
+
+    /** The stored transaction document, as is. */
+    public Optional<Document> inspect(Object transactionId) {
+        return engine.inspect(transactionId);
+    }
+
+    /** Deletes {@code done} and {@code canceled} transactions unchanged for {@code olderThan}. */
+    public long prune(Duration olderThan) {
+        return engine.prune(olderThan);
+    }
+
+    /** The number of transactions in each state. */
+    public Map<TransactionState, Long> counts() {
+        return engine.counts();
+    }
+
+    /** How long the least recently changed open transaction has waited (the recovery lag). */
+    public Duration oldestOpen() {
+        return engine.oldestOpen();
+    }
+
+    /** The database server's time now. */
+    public Instant serverTime() {
+        return engine.serverTime();
+    }
+
+    /** The coordinator collection (with the configured concerns). */
+    public MongoCollection<Document> transactions() {
+        return engine.transactions();
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    /** The immutable settings a manager was built with. */
+    public static final class Settings {
+        private final Map<String, MongoClient> targets;
+        private final String database;
+        private final String transactionsCollection;
+        private final String application;
+        private final String owner;
+        private final Duration lease;
+        private final Duration retryTimeout;
+        private final int maxOperations;
+        private final WriteConcern writeConcern;
+        private final ReadConcern readConcern;
+        private final CrashHook crashHook;
+        private final TransactionMetrics metrics;
+        private final List<TransactionCodec> codecs;
+        private final Supplier<Object> ids;
+
+        private Settings(Builder b) {
+            this.targets = Map.copyOf(b.targets);
+            this.database = b.database;
+            this.transactionsCollection = b.transactionsCollection;
+            this.application = b.application;
+            this.owner = b.application + "@" + ManagementFactory.getRuntimeMXBean().getName() + "/"
+                    + UUID.randomUUID().toString().substring(0, 8);
+            this.lease = b.lease;
+            this.retryTimeout = b.retryTimeout;
+            this.maxOperations = b.maxOperations;
+            this.writeConcern = b.writeConcern;
+            this.readConcern = b.readConcern;
+            this.crashHook = b.crashHook;
+            this.metrics = b.metrics;
+            this.codecs = List.copyOf(b.codecs);
+            this.ids = b.ids;
+        }
+
+        public String database() { return database; }
+        public String transactionsCollection() { return transactionsCollection; }
+        public String application() { return application; }
+        /** This instance's owner name: application, process and a random suffix. */
+        public String owner() { return owner; }
+        public Duration lease() { return lease; }
+        public Duration retryTimeout() { return retryTimeout; }
+        public int maxOperations() { return maxOperations; }
+        public WriteConcern writeConcern() { return writeConcern; }
+        public ReadConcern readConcern() { return readConcern; }
+        public MongoClient target(String name) { return targets.get(name); }
+    }
+
+    /** Builds a {@link TransactionManager}; each setter checks its value and names it when refusing. */
+    public static final class Builder {
+        private final Map<String, MongoClient> targets = new LinkedHashMap<>();
+        private String database = "mongo2pc";
+        private String transactionsCollection = "transactions";
+        private String application = "mongo2pc";
+        private Duration lease = Duration.ofSeconds(30);
+        private Duration retryTimeout = Duration.ofSeconds(30);
+        private int maxOperations = 100;
+        private WriteConcern writeConcern = WriteConcern.MAJORITY;
+        private ReadConcern readConcern = ReadConcern.MAJORITY;
+        private CrashHook crashHook = CrashHook.NONE;
+        private TransactionMetrics metrics = TransactionMetrics.NONE;
+        private final List<TransactionCodec> codecs = new ArrayList<>();
+        private Supplier<Object> ids = ObjectId::new;
+
+        private Builder() { }
+
+        /** A named MongoClient operations may reach; {@code "default"} also holds the transactions collection. */
+        public Builder target(String name, MongoClient client) {
+            if (name == null || name.isBlank() || name.contains("/")) {
+                throw new IllegalArgumentException("target name must be non-blank without '/', got '" + name + "'");
+            }
+            targets.put(name, Objects.requireNonNull(client, "client of target " + name));
+            return this;
+        }
+
+        /** Database of the transactions collection. Default {@code mongo2pc}. */
+        public Builder database(String database) {
+            if (database == null || database.isBlank() || database.contains(".") || database.contains("$")) {
+                throw new IllegalArgumentException("invalid database name '" + database + "'");
+            }
+            this.database = database;
+            return this;
+        }
+
+        /** Name of the transactions collection. Default {@code transactions}. */
+        public Builder transactionsCollection(String name) {
+            if (name == null || name.isBlank() || name.contains("$")) {
+                throw new IllegalArgumentException("invalid collection name '" + name + "'");
+            }
+            this.transactionsCollection = name;
+            return this;
+        }
+
+        /** This application's name, stored in the tutorial's {@code application} field. Default {@code mongo2pc}. */
+        public Builder application(String application) {
+            if (application == null || application.isBlank() || application.length() > 100) {
+                throw new IllegalArgumentException("application name must be 1 to 100 characters, got '" + application + "'");
+            }
+            this.application = application;
+            return this;
+        }
+
+        /**
+         * How long an owner may go without changing its transaction before any process may take it
+         * over. Judged by the database server's clock. Default 30s.
+         */
+        public Builder lease(Duration lease) {
+            if (lease == null || lease.isNegative() || lease.isZero()) {
+                throw new IllegalArgumentException("lease must be positive, got " + lease);
+            }
+            this.lease = lease;
+            return this;
+        }
+
+        /** How long one step is retried through database errors before the outcome is left to recovery. Default 30s. */
+        public Builder retryTimeout(Duration retryTimeout) {
+            if (retryTimeout == null || retryTimeout.isNegative()) {
+                throw new IllegalArgumentException("retryTimeout must be zero or positive, got " + retryTimeout);
+            }
+            this.retryTimeout = retryTimeout;
+            return this;
+        }
+
+        /** The most operations one transaction may have. Default 100. */
+        public Builder maxOperations(int maxOperations) {
+            if (maxOperations < 1 || maxOperations > 10_000) {
+                throw new IllegalArgumentException("maxOperations must be between 1 and 10000, got " + maxOperations);
+            }
+            this.maxOperations = maxOperations;
+            return this;
+        }
+
+        /** Write concern of every write. Default majority. */
+        public Builder writeConcern(WriteConcern writeConcern) {
+            Objects.requireNonNull(writeConcern, "writeConcern");
+            if (!writeConcern.isAcknowledged()) {
+                throw new IllegalArgumentException("an unacknowledged write concern cannot carry a transaction: " + writeConcern);
+            }
+            this.writeConcern = writeConcern;
+            return this;
+        }
+
+        /** Read concern of every read. Default majority. */
+        public Builder readConcern(ReadConcern readConcern) {
+            this.readConcern = Objects.requireNonNull(readConcern, "readConcern");
+            return this;
+        }
+
+        /** Hook called at every crash point; tests stop the protocol with it. Default: none. */
+        public Builder crashHook(CrashHook crashHook) {
+            this.crashHook = Objects.requireNonNull(crashHook, "crashHook");
+            return this;
+        }
+
+        /** Receives metrics. Default: none. */
+        public Builder metrics(TransactionMetrics metrics) {
+            this.metrics = Objects.requireNonNull(metrics, "metrics");
+            return this;
+        }
+
+        /** Adds a reader for transaction documents without mongo2pc's {@code ops} (e.g. tutorial transfers). */
+        public Builder codec(TransactionCodec codec) {
+            codecs.add(Objects.requireNonNull(codec, "codec"));
+            return this;
+        }
+
+        /** Makes ids of new transactions. Default: a new ObjectId. */
+        public Builder ids(Supplier<Object> ids) {
+            this.ids = Objects.requireNonNull(ids, "ids");
+            return this;
+        }
+
+        public TransactionManager build() {
+            if (!targets.containsKey(DocumentRef.DEFAULT_TARGET)) {
+                throw new IllegalStateException("a target named '" + DocumentRef.DEFAULT_TARGET
+                        + "' is required (it holds the transactions collection); targets: " + targets.keySet());
+            }
+            return new TransactionManager(new Settings(this));
+        }
+    }
+}

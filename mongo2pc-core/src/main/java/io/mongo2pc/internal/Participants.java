@@ -1,0 +1,93 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.result.UpdateResult;
+import io.mongo2pc.Operation;
+import org.bson.Document;
+
+import java.util.Map;
+
+/**
+ * The writes a transaction makes to its participant documents. Each is one atomic single-document
+ * update that carries the transaction's marker in {@code pendingTransactions}, so repeating it
+ * (after a lost acknowledgement or by another process) has no further effect:
+ * <ul>
+ *   <li>apply: only where the marker is absent and the guard holds; adds the marker.</li>
+ *   <li>undo: only where the marker is present; reverses the change and removes the marker.</li>
+ *   <li>release: only where the marker is present; removes it (after the commit point).</li>
+ * </ul>
+ * Thread-safe.
+ */
+final class Participants {
+    /** Why an operation could not be applied. */
+    record Refusal(String reason) { }
+
+    private final Targets targets;
+
+    Participants(Targets targets) {
+        this.targets = targets;
+    }
+
+    /** Applies {@code op} for {@code txId} unless it already is; returns null or why it cannot be. */
+    Refusal apply(Operation op, Object txId) {
+        MongoCollection<Document> coll = targets.collection(op.document());
+        Object id = op.document().id();
+        if (op instanceof Operation.Increment inc) {
+            Document filter = new Document(Fields.ID, id).append(Fields.MARKERS, new Document("$ne", txId));
+            // The guard is checked in the same atomic write as the change: no overdraft can slip between.
+            filter.putAll(inc.guard());
+            Document update = new Document("$inc", inc.increments())
+                    .append("$push", new Document(Fields.MARKERS, txId));
+            UpdateResult result = coll.updateOne(filter, update);
+            if (result.getMatchedCount() == 1) {
+                return null;
+            }
+            return whyNotApplied(coll, op, txId);
+        }
+        throw new IllegalArgumentException("unsupported operation " + op);
+    }
+
+    /** Reverses {@code op} if it is in effect for {@code txId}; true if this call reversed it. */
+    boolean undo(Operation op, Object txId) {
+        MongoCollection<Document> coll = targets.collection(op.document());
+        if (op instanceof Operation.Increment inc) {
+            Document negated = new Document();
+            for (Map.Entry<String, Object> e : inc.increments().entrySet()) {
+                negated.append(e.getKey(), Validation.negate((Number) e.getValue()));
+            }
+            UpdateResult result = coll.updateOne(
+                    new Document(Fields.ID, op.document().id()).append(Fields.MARKERS, txId),
+                    new Document("$inc", negated).append("$pull", new Document(Fields.MARKERS, txId)));
+            return result.getModifiedCount() == 1;
+        }
+        throw new IllegalArgumentException("unsupported operation " + op);
+    }
+
+    /** Removes the marker of {@code txId} from the participant of {@code op}, if present. */
+    void release(Operation op, Object txId) {
+        targets.collection(op.document()).updateOne(
+                new Document(Fields.ID, op.document().id()).append(Fields.MARKERS, txId),
+                new Document("$pull", new Document(Fields.MARKERS, txId)));
+    }
+
+    private static Refusal whyNotApplied(MongoCollection<Document> coll, Operation op, Object txId) {
+        Object id = op.document().id();
+        // A projection keeps the read away from the embedded server's torn-read path.
+        Document current = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
+        if (current == null) {
+            return new Refusal("document " + op.document() + " does not exist");
+        }
+        if (current.getList(Fields.MARKERS, Object.class, java.util.List.of()).stream().anyMatch(m -> sameId(m, txId))) {
+            return null; // applied before (by us with the acknowledgement lost, or by a previous owner)
+        }
+        return new Refusal("guard " + op.guard().toJson() + " does not hold on " + op.document());
+    }
+
+    static boolean sameId(Object a, Object b) {
+        if (a instanceof Number x && b instanceof Number y) {
+            return x.longValue() == y.longValue() && x.doubleValue() == y.doubleValue();
+        }
+        return a != null && a.equals(b);
+    }
+}

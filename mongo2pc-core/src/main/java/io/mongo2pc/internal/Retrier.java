@@ -1,0 +1,73 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.MongoClientException;
+import com.mongodb.MongoException;
+import com.mongodb.MongoNodeIsRecoveringException;
+import com.mongodb.MongoNotPrimaryException;
+import com.mongodb.MongoSocketException;
+import com.mongodb.MongoTimeoutException;
+import com.mongodb.MongoWriteConcernException;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionState;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
+
+/**
+ * Repeats a protocol step through transient database failures, with exponential backoff and
+ * jitter, for at most {@code timeout}. Safe only because every step is idempotent: a write whose
+ * acknowledgement was lost is recognised on the next try (by its marker or by its CAS having
+ * already moved the state). Thread-safe.
+ */
+final class Retrier {
+    private static final long FIRST_BACKOFF_MS = 20;
+    private static final long MAX_BACKOFF_MS = 1_000;
+
+    private final Duration timeout;
+
+    Retrier(Duration timeout) {
+        this.timeout = timeout;
+    }
+
+    <T> T call(String what, Object txId, TransactionState state, Supplier<T> step) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long backoff = FIRST_BACKOFF_MS;
+        while (true) {
+            try {
+                return step.get();
+            } catch (MongoException e) {
+                if (!isTransient(e)) {
+                    throw e;
+                }
+                if (System.nanoTime() + backoff * 1_000_000 > deadline) {
+                    throw new OutcomeUnknownException("gave up on " + what + " of transaction " + txId + " in state "
+                            + (state == null ? "?" : state.stored()) + " after " + timeout.toMillis()
+                            + "ms of database errors; recovery will finish it: " + e.getMessage(), txId, state, e);
+                }
+                sleep(backoff + ThreadLocalRandom.current().nextLong(backoff / 2 + 1));
+                backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+            }
+        }
+    }
+
+    static boolean isTransient(MongoException e) {
+        return e instanceof MongoSocketException
+                || e instanceof MongoTimeoutException
+                || e instanceof MongoNotPrimaryException
+                || e instanceof MongoNodeIsRecoveringException
+                || e instanceof MongoWriteConcernException
+                || (e instanceof MongoClientException && e.getMessage() != null && e.getMessage().contains("state should be: open"))
+                || e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)
+                || e.hasErrorLabel("RetryableWriteError");
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new OutcomeUnknownException("interrupted while retrying", null, null, ie);
+        }
+    }
+}

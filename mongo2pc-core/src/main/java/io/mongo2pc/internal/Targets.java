@@ -1,0 +1,53 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.ReadConcern;
+import com.mongodb.ReadPreference;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.DocumentRef;
+import org.bson.Document;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The named MongoClients a transaction may reach, and collections on them with the configured
+ * write and read concerns stated explicitly (never the client's defaults). Thread-safe.
+ */
+public final class Targets {
+    private record Key(String target, String database, String collection) { }
+
+    private final Map<String, MongoClient> clients;
+    private final WriteConcern writeConcern;
+    private final ReadConcern readConcern;
+    private final Map<Key, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
+
+    public Targets(Map<String, MongoClient> clients, WriteConcern writeConcern, ReadConcern readConcern) {
+        this.clients = Map.copyOf(clients);
+        this.writeConcern = writeConcern;
+        this.readConcern = readConcern;
+    }
+
+    public Set<String> names() {
+        return clients.keySet();
+    }
+
+    public MongoCollection<Document> collection(DocumentRef ref) {
+        return collection(ref.target(), ref.database(), ref.collection());
+    }
+
+    public MongoCollection<Document> collection(String target, String database, String collection) {
+        return collections.computeIfAbsent(new Key(target, database, collection), key -> {
+            MongoClient client = clients.get(key.target());
+            if (client == null) {
+                throw new IllegalArgumentException("unknown target '" + key.target() + "', known: " + clients.keySet());
+            }
+            return client.getDatabase(key.database()).getCollection(key.collection())
+                    .withWriteConcern(writeConcern)
+                    .withReadConcern(readConcern)
+                    .withReadPreference(ReadPreference.primary());
+        });
+    }
+}

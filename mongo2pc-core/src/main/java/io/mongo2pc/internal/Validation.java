@@ -1,0 +1,185 @@
+package io.mongo2pc.internal;
+
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import org.bson.Document;
+import org.bson.types.Decimal128;
+import org.bson.types.ObjectId;
+
+import java.math.BigDecimal;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Refuses bad operations before anything is written: ids that are not plain values, field names
+ * that are operators or the library's own markers, amounts that are zero, not numbers or cannot
+ * be undone, guards with operators outside the allow-list, unknown targets, a document touched
+ * twice, and transactions over the size limits.
+ */
+public final class Validation {
+    /** Query operators a guard may use; anything else (code such as $where) is refused. */
+    private static final Set<String> GUARD_OPERATORS = Set.of(
+            "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$type",
+            "$and", "$or", "$nor", "$not", "$size", "$all", "$elemMatch", "$mod", "$regex", "$options");
+
+    private Validation() { }
+
+    public static void check(List<Operation> operations, Set<String> targets, int maxOperations) {
+        if (operations == null || operations.isEmpty()) {
+            throw new InvalidTransactionException("a transaction needs at least one operation");
+        }
+        if (operations.size() > maxOperations) {
+            throw new InvalidTransactionException("a transaction may have at most " + maxOperations
+                    + " operations, got " + operations.size());
+        }
+        Set<DocumentRef> seen = new HashSet<>();
+        for (int i = 0; i < operations.size(); i++) {
+            Operation op = operations.get(i);
+            DocumentRef ref = op.document();
+            String where = "operation " + i + " on " + ref;
+            if (!targets.contains(ref.target())) {
+                throw new InvalidTransactionException(where + ": unknown target '" + ref.target() + "', known: " + targets);
+            }
+            checkName(ref.database(), "database", where);
+            checkName(ref.collection(), "collection", where);
+            checkId(ref.id(), where);
+            if (!seen.add(new DocumentRef(ref.target(), ref.database(), ref.collection(), normalizeId(ref.id())))) {
+                throw new InvalidTransactionException(where + ": the same document appears twice in one transaction");
+            }
+            checkGuard(op.guard(), where);
+            if (op instanceof Operation.Increment inc) {
+                checkIncrements(inc.increments(), where);
+            }
+        }
+    }
+
+    /** Ids must be plain values: a non-empty string, an integer or an ObjectId. */
+    public static void checkId(Object id, String where) {
+        if (id instanceof String s) {
+            if (s.isEmpty()) {
+                throw new InvalidTransactionException(where + ": id must not be empty");
+            }
+            return;
+        }
+        if (id instanceof Integer || id instanceof Long || id instanceof ObjectId) {
+            return;
+        }
+        throw new InvalidTransactionException(where + ": id must be a string, an integer or an ObjectId, got "
+                + describe(id));
+    }
+
+    private static Object normalizeId(Object id) {
+        return id instanceof Integer i ? Long.valueOf(i) : id;
+    }
+
+    private static void checkName(String name, String what, String where) {
+        if (name == null || name.isEmpty() || name.contains("$") || name.contains("\0")
+                || ("database".equals(what) && (name.contains(".") || name.contains("/") || name.contains(" ")))) {
+            throw new InvalidTransactionException(where + ": invalid " + what + " name '" + name + "'");
+        }
+    }
+
+    private static void checkIncrements(Document increments, String where) {
+        if (increments.isEmpty()) {
+            throw new InvalidTransactionException(where + ": an increment needs at least one field");
+        }
+        for (Map.Entry<String, Object> e : increments.entrySet()) {
+            checkField(e.getKey(), where);
+            Object amount = e.getValue();
+            if (!(amount instanceof Integer || amount instanceof Long || amount instanceof Decimal128 || amount instanceof Double)) {
+                throw new InvalidTransactionException(where + ": amount of '" + e.getKey() + "' must be a number (integer or Decimal128), got "
+                        + describe(amount));
+            }
+            if (isZero((Number) amount)) {
+                throw new InvalidTransactionException(where + ": amount of '" + e.getKey() + "' must not be zero");
+            }
+            if (amount instanceof Long l && l == Long.MIN_VALUE || amount instanceof Integer n && n == Integer.MIN_VALUE) {
+                throw new InvalidTransactionException(where + ": amount of '" + e.getKey() + "' cannot be undone (its negation overflows): " + amount);
+            }
+            if (amount instanceof Double d && (d.isNaN() || d.isInfinite())
+                    || amount instanceof Decimal128 dec && (dec.isNaN() || dec.isInfinite())) {
+                throw new InvalidTransactionException(where + ": amount of '" + e.getKey() + "' must be finite, got " + amount);
+            }
+        }
+    }
+
+    static boolean isZero(Number amount) {
+        if (amount instanceof Decimal128 d) {
+            return !d.isNaN() && !d.isInfinite() && d.bigDecimalValue().signum() == 0;
+        }
+        if (amount instanceof Double d) {
+            return d == 0.0;
+        }
+        return amount.longValue() == 0;
+    }
+
+    /** Field names of user changes: no operators, no empty path parts, not the library's own fields. */
+    public static void checkField(String field, String where) {
+        if (field == null || field.isEmpty() || field.startsWith("$") || field.contains(".$") || field.startsWith(".")
+                || field.endsWith(".") || field.contains("..") || field.contains("\0")) {
+            throw new InvalidTransactionException(where + ": invalid field name '" + field + "'");
+        }
+        String root = field.contains(".") ? field.substring(0, field.indexOf('.')) : field;
+        if (root.equals(Fields.MARKERS) || root.equals(Fields.ID)) {
+            throw new InvalidTransactionException(where + ": field '" + field + "' is reserved and cannot be changed by an operation");
+        }
+    }
+
+    static void checkGuard(Document guard, String where) {
+        checkGuardValue(guard, where, 0);
+    }
+
+    private static void checkGuardValue(Object value, String where, int depth) {
+        if (depth > 20) {
+            throw new InvalidTransactionException(where + ": guard nested too deeply");
+        }
+        if (value instanceof Document doc) {
+            for (Map.Entry<String, Object> e : doc.entrySet()) {
+                String key = e.getKey();
+                if (key.startsWith("$") && !GUARD_OPERATORS.contains(key)) {
+                    throw new InvalidTransactionException(where + ": guard operator '" + key + "' is not allowed (allowed: "
+                            + new java.util.TreeSet<>(GUARD_OPERATORS) + ")");
+                }
+                if (!key.startsWith("$") && key.split("\\.")[0].equals(Fields.MARKERS)) {
+                    throw new InvalidTransactionException(where + ": guard may not test the reserved field '" + key + "'");
+                }
+                checkGuardValue(e.getValue(), where, depth + 1);
+            }
+        } else if (value instanceof List<?> list) {
+            for (Object item : list) {
+                checkGuardValue(item, where, depth + 1);
+            }
+        }
+    }
+
+    static String describe(Object value) {
+        if (value == null) {
+            return "null";
+        }
+        String text = value instanceof Document d ? d.toJson() : String.valueOf(value);
+        return text + " (" + value.getClass().getSimpleName() + ")";
+    }
+
+    /** The opposite amount, of the same numeric type. */
+    static Number negate(Number amount) {
+        if (amount instanceof Integer i) {
+            return -i;
+        }
+        if (amount instanceof Long l) {
+            return -l;
+        }
+        if (amount instanceof Double d) {
+            return -d;
+        }
+        if (amount instanceof Decimal128 d) {
+            return new Decimal128(d.bigDecimalValue().negate());
+        }
+        if (amount instanceof BigDecimal b) {
+            return b.negate();
+        }
+        throw new IllegalArgumentException("not an amount: " + describe(amount));
+    }
+}
