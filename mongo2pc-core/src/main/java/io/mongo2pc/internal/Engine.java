@@ -129,7 +129,7 @@ public final class Engine {
 
     private void insert(Object id, Document doc) {
         hook(CrashPoint.before(Step.INSERT, -1), id);
-        boolean created = retrier.call("insert", id, null, () -> store.insert(id, doc));
+        boolean created = retrier.call("insert", id, null, () -> afterWrite(store.insert(id, doc), Step.INSERT, -1, id));
         if (!created) {
             Document existing = store.find(id);
             // Our own insert whose acknowledgement was lost looks exactly like what we wrote.
@@ -139,7 +139,6 @@ public final class Engine {
                 throw new InvalidTransactionException("a transaction with id " + id + " already exists");
             }
         }
-        hook(CrashPoint.after(Step.INSERT, -1), id);
         config.metrics().started();
     }
 
@@ -224,8 +223,16 @@ public final class Engine {
 
     private <T> T write(Owned tx, Step step, int participant, Supplier<T> write) {
         hook(CrashPoint.before(step, participant), tx.id);
-        T result = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, tx.state, write);
-        hook(CrashPoint.after(step, participant), tx.id);
+        return retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, tx.state,
+                () -> afterWrite(write.get(), step, participant, tx.id));
+    }
+
+    /**
+     * The AFTER crash point runs inside the retried step: a transient error thrown there is a write
+     * applied whose acknowledgement was lost, and the retry must recognise it.
+     */
+    private <T> T afterWrite(T result, Step step, int participant, Object id) {
+        hook(CrashPoint.after(step, participant), id);
         return result;
     }
 
@@ -234,7 +241,7 @@ public final class Engine {
         TransactionState from = tx.state;
         hook(CrashPoint.before(step, -1), tx.id);
         boolean moved = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, from,
-                () -> store.move(tx.id, tx.epoch, from, to, extra));
+                () -> afterWrite(store.move(tx.id, tx.epoch, from, to, extra), step, -1, tx.id));
         if (!moved) {
             Document current = retrier.call("read", tx.id, from, () -> store.find(tx.id));
             boolean ackLost = current != null && TransactionStore.stateOf(current) == to
@@ -247,7 +254,6 @@ public final class Engine {
                         + current.get(Fields.EPOCH) + " owner " + current.get(Fields.OWNER)), tx.id, from);
             }
         }
-        hook(CrashPoint.after(step, -1), tx.id);
         tx.state = to;
         tx.stampedNanos = System.nanoTime();
     }
@@ -283,7 +289,7 @@ public final class Engine {
         int canceled = 0;
         int skipped = 0;
         for (Document seen : stale) {
-            Optional<TransactionOutcome> outcome = takeOverAndDrive(seen, null);
+            Optional<TransactionOutcome> outcome = takeOverAndDrive(seen, staleBefore, null);
             if (outcome.isEmpty()) {
                 skipped++;
             } else if (outcome.get().isDone()) {
@@ -296,7 +302,7 @@ public final class Engine {
     }
 
     /** Takes {@code seen} over and drives it; with {@code cancelReason}, a pending one is canceled instead. */
-    private Optional<TransactionOutcome> takeOverAndDrive(Document seen, String cancelReason) {
+    private Optional<TransactionOutcome> takeOverAndDrive(Document seen, Instant staleBefore, String cancelReason) {
         Object id = seen.get(Fields.ID);
         List<Operation> ops;
         try {
@@ -307,12 +313,19 @@ public final class Engine {
         }
         hook(CrashPoint.before(Step.TAKEOVER, -1), id);
         Document taken = retrier.call("takeover", id, TransactionStore.stateOf(seen),
-                () -> store.takeOver(seen, config.application(), config.owner()));
+                () -> afterWrite(store.takeOver(seen, staleBefore, config.application(), config.owner()), Step.TAKEOVER, -1, id));
+        if (taken == null) {
+            // Our own takeover whose acknowledgement was lost: the document names us under the next epoch.
+            Document current = retrier.call("read", id, null, () -> store.find(id));
+            if (current != null && config.owner().equals(current.get(Fields.OWNER))
+                    && TransactionStore.epochOf(current) == TransactionStore.epochOf(seen) + 1) {
+                taken = current;
+            }
+        }
         if (taken == null) {
             config.metrics().conflict();
             return Optional.empty();
         }
-        hook(CrashPoint.after(Step.TAKEOVER, -1), id);
         config.metrics().takeover();
         Owned tx = new Owned(id, TransactionStore.epochOf(taken), ops, TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
         try {
@@ -363,7 +376,7 @@ public final class Engine {
                                 + modified.toInstant().plus(config.lease()) + " (server time now " + now
                                 + "); cancel it after that, or let it finish", id, state);
                     }
-                    Optional<TransactionOutcome> outcome = takeOverAndDrive(doc, reason);
+                    Optional<TransactionOutcome> outcome = takeOverAndDrive(doc, now.minus(config.lease()), reason);
                     if (outcome.isPresent()) {
                         return outcome.get();
                     }
@@ -385,7 +398,7 @@ public final class Engine {
         terminal.addAll(CANCELED.spellings());
         return retrier.call("prune", null, null, () -> store.collection().deleteMany(
                 new Document(Fields.STATE, new Document("$in", terminal))
-                        .append(Fields.LAST_MODIFIED, new Document("$lte", Date.from(before)))).getDeletedCount());
+                        .append(Fields.LAST_MODIFIED, TransactionStore.notAfter(before))).getDeletedCount());
     }
 
     /** How many transactions are in each state. */

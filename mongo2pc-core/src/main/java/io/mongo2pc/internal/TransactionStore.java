@@ -79,16 +79,18 @@ final class TransactionStore {
     }
 
     /**
-     * Takes over {@code seen} (a stale transaction as read) if nobody changed it since: its state,
-     * epoch and lastModified must still be the ones read. Bumps the epoch, so every later write of
-     * the previous owner matches nothing. Returns the document after the takeover, or null if lost.
+     * Takes over {@code seen} (a stale transaction as read) if it is still in the state and epoch
+     * read and still stale: not modified after {@code staleBefore} (server time). An owner that
+     * renewed its lease in between keeps it. Bumps the epoch, so every later state change of the
+     * previous owner matches nothing. Returns the document after the takeover, or null if lost.
      */
-    Document takeOver(Document seen, String application, String owner) {
+    Document takeOver(Document seen, Instant staleBefore, String application, String owner) {
         TransactionState state = stateOf(seen);
         Document filter = new Document(Fields.ID, seen.get(Fields.ID))
                 .append(Fields.STATE, seen.get(Fields.STATE))
                 .append(Fields.EPOCH, seen.containsKey(Fields.EPOCH) ? seen.get(Fields.EPOCH) : new Document("$exists", false))
-                .append(Fields.LAST_MODIFIED, seen.containsKey(Fields.LAST_MODIFIED) ? seen.get(Fields.LAST_MODIFIED) : new Document("$exists", false));
+                .append(Fields.LAST_MODIFIED, seen.containsKey(Fields.LAST_MODIFIED)
+                        ? notAfter(staleBefore) : new Document("$exists", false));
         return transactions.findOneAndUpdate(filter,
                 new Document("$set", new Document(Fields.STATE, state.stored())
                         .append(Fields.APPLICATION, application)
@@ -117,9 +119,18 @@ final class TransactionStore {
         states.forEach(s -> spellings.addAll(s.spellings()));
         Bson filter = new Document(Fields.STATE, new Document("$in", spellings))
                 .append("$or", List.of(
-                        new Document(Fields.LAST_MODIFIED, new Document("$lte", Date.from(staleBefore))),
+                        new Document(Fields.LAST_MODIFIED, notAfter(staleBefore)),
                         new Document(Fields.LAST_MODIFIED, new Document("$exists", false))));
         return transactions.find(filter).projection(Projections.exclude("__none")).limit(limit).into(new ArrayList<>());
+    }
+
+    /**
+     * {@code <= instant} at the millisecond precision of BSON dates, written as {@code < instant + 1ms}:
+     * mongo-java-server 1.47 does not match a date stamped by $currentDate by equality, so $lte would
+     * miss a transaction modified in the very millisecond of the bound.
+     */
+    static Document notAfter(Instant instant) {
+        return new Document("$lt", Date.from(instant.truncatedTo(java.time.temporal.ChronoUnit.MILLIS).plusMillis(1)));
     }
 
     static Document in(TransactionState state) {

@@ -54,7 +54,7 @@ public final class EmbeddedMongo implements BeforeAllCallback, AfterAllCallback,
         if (database.length() > 60) {
             database = database.substring(0, 60);
         }
-        invariants = new Invariants(client);
+        invariants = new Invariants(client, database);
         skipReason = null;
     }
 
@@ -98,7 +98,7 @@ public final class EmbeddedMongo implements BeforeAllCallback, AfterAllCallback,
         return server.uri();
     }
 
-    /** A database name of this test's own. */
+    /** A database name of this test's own; the invariants check it and every database named with it as a prefix. */
     public String database() {
         return database;
     }

@@ -26,10 +26,18 @@ public final class Invariants {
     private static final Set<String> SYSTEM = Set.of("admin", "local", "config");
 
     private final MongoClient client;
+    private final String databasePrefix;
     private final Map<String, BigDecimal> expectedTotals = new LinkedHashMap<>();
 
-    public Invariants(MongoClient client) {
+    /** Checks every database whose name starts with {@code databasePrefix} ("" for all). */
+    public Invariants(MongoClient client, String databasePrefix) {
         this.client = client;
+        this.databasePrefix = databasePrefix;
+    }
+
+    /** Checks every database on the server. */
+    public Invariants(MongoClient client) {
+        this(client, "");
     }
 
 
@@ -43,7 +51,7 @@ public final class Invariants {
     public List<String> violations() {
         List<String> violations = new ArrayList<>();
         for (String dbName : client.listDatabaseNames()) {
-            if (SYSTEM.contains(dbName)) {
+            if (SYSTEM.contains(dbName) || !dbName.startsWith(databasePrefix)) {
                 continue;
             }
             MongoDatabase db = client.getDatabase(dbName);
