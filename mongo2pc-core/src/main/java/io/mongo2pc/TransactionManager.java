@@ -50,7 +50,8 @@ public final class TransactionManager {
         this.engine = new Engine(new Engine.Config(
                 new Targets(settings.targets, settings.writeConcern, settings.readConcern),
                 settings.database, settings.transactionsCollection, settings.application, settings.owner,
-                settings.lease, settings.retryTimeout, settings.maxOperations, settings.crashHook, settings.metrics,
+                settings.lease, settings.maxClockSkew, settings.retryTimeout, settings.conflictTimeout,
+                settings.maxOperations, settings.maxMarkers, settings.crashHook, settings.metrics,
                 settings.codecs, settings.ids));
     }
 
@@ -148,8 +149,11 @@ public final class TransactionManager {
         private final String application;
         private final String owner;
         private final Duration lease;
+        private final Duration maxClockSkew;
         private final Duration retryTimeout;
+        private final Duration conflictTimeout;
         private final int maxOperations;
+        private final int maxMarkers;
         private final WriteConcern writeConcern;
         private final ReadConcern readConcern;
         private final CrashHook crashHook;
@@ -165,8 +169,11 @@ public final class TransactionManager {
             this.owner = b.application + "@" + ManagementFactory.getRuntimeMXBean().getName() + "/"
                     + UUID.randomUUID().toString().substring(0, 8);
             this.lease = b.lease;
+            this.maxClockSkew = b.maxClockSkew.compareTo(b.lease.dividedBy(2)) > 0 ? b.lease.dividedBy(2) : b.maxClockSkew;
             this.retryTimeout = b.retryTimeout;
+            this.conflictTimeout = b.conflictTimeout;
             this.maxOperations = b.maxOperations;
+            this.maxMarkers = b.maxMarkers;
             this.writeConcern = b.writeConcern;
             this.readConcern = b.readConcern;
             this.crashHook = b.crashHook;
@@ -181,8 +188,12 @@ public final class TransactionManager {
         /** This instance's owner name: application, process and a random suffix. */
         public String owner() { return owner; }
         public Duration lease() { return lease; }
+        /** Clock skew allowed between database servers (at most half the lease). */
+        public Duration maxClockSkew() { return maxClockSkew; }
         public Duration retryTimeout() { return retryTimeout; }
+        public Duration conflictTimeout() { return conflictTimeout; }
         public int maxOperations() { return maxOperations; }
+        public int maxMarkers() { return maxMarkers; }
         public WriteConcern writeConcern() { return writeConcern; }
         public ReadConcern readConcern() { return readConcern; }
         public MongoClient target(String name) { return targets.get(name); }
@@ -195,8 +206,11 @@ public final class TransactionManager {
         private String transactionsCollection = "transactions";
         private String application = "mongo2pc";
         private Duration lease = Duration.ofSeconds(30);
+        private Duration maxClockSkew = Duration.ofSeconds(1);
         private Duration retryTimeout = Duration.ofSeconds(30);
+        private Duration conflictTimeout = Duration.ofSeconds(5);
         private int maxOperations = 100;
+        private int maxMarkers = 1000;
         private WriteConcern writeConcern = WriteConcern.MAJORITY;
         private ReadConcern readConcern = ReadConcern.MAJORITY;
         private CrashHook crashHook = CrashHook.NONE;
@@ -251,6 +265,37 @@ public final class TransactionManager {
                 throw new IllegalArgumentException("lease must be positive, got " + lease);
             }
             this.lease = lease;
+            return this;
+        }
+
+        /**
+         * How far the clocks of the database servers (targets, replica-set members) may disagree. An
+         * owner's writes are refused by the server from lease minus this after its last stamp.
+         * Default 1s; never more than half the lease.
+         */
+        public Builder maxClockSkew(Duration maxClockSkew) {
+            if (maxClockSkew == null || maxClockSkew.isNegative()) {
+                throw new IllegalArgumentException("maxClockSkew must be zero or positive, got " + maxClockSkew);
+            }
+            this.maxClockSkew = maxClockSkew;
+            return this;
+        }
+
+        /** How long a write waits for a busy document (full of markers) before the transaction cancels. Default 5s. */
+        public Builder conflictTimeout(Duration conflictTimeout) {
+            if (conflictTimeout == null || conflictTimeout.isNegative()) {
+                throw new IllegalArgumentException("conflictTimeout must be zero or positive, got " + conflictTimeout);
+            }
+            this.conflictTimeout = conflictTimeout;
+            return this;
+        }
+
+        /** The most markers (open transactions) one document may carry; more wait. Default 1000. */
+        public Builder maxMarkers(int maxMarkers) {
+            if (maxMarkers < 1 || maxMarkers > 100_000) {
+                throw new IllegalArgumentException("maxMarkers must be between 1 and 100000, got " + maxMarkers);
+            }
+            this.maxMarkers = maxMarkers;
             return this;
         }
 

@@ -81,6 +81,7 @@ class CrashPointSweepTest {
             for (CrashPoint point : pointsReached(scenario)) {
                 String db = freshDatabase();
                 Object txId = runCrashingAt(db, scenario, point);
+                mongo.expireLeases(db);
                 RecoveryReport report = manager(db, "recoverer", second(), CrashHook.NONE).recover(Duration.ZERO);
                 assertAtomic(db, scenario, point + " then recovery " + report, txId);
             }
@@ -95,8 +96,10 @@ class CrashPointSweepTest {
                 for (CrashPoint second : recoveryPointsAfter(scenario, first)) {
                     String db = freshDatabase();
                     Object txId = runCrashingAt(db, scenario, first);
+                    mongo.expireLeases(db);
                     TransactionManager secondInstance = manager(db, "recoverer-1", second(), crashAt(second));
                     assertThatThrownBy(() -> secondInstance.recover(Duration.ZERO)).isInstanceOf(SimulatedCrash.class);
+                    mongo.expireLeases(db);
                     manager(db, "recoverer-2", third(), CrashHook.NONE).recover(Duration.ZERO);
                     assertAtomic(db, scenario, first + " then " + second + " during recovery", txId);
                     combinations++;
@@ -198,6 +201,7 @@ class CrashPointSweepTest {
     private List<CrashPoint> recoveryPointsAfter(Scenario scenario, CrashPoint first) {
         String db = freshDatabase();
         runCrashingAt(db, scenario, first);
+        mongo.expireLeases(db);
         Set<CrashPoint> points = new LinkedHashSet<>();
         manager(db, "probe-recoverer", mongo.client(), (p, id) -> points.add(p)).recover(Duration.ZERO);
         return List.copyOf(points);

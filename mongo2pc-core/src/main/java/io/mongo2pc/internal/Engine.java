@@ -45,7 +45,8 @@ public final class Engine {
 
     /** Settings the engine needs, resolved by the public builder. */
     public record Config(Targets targets, String database, String transactionsCollection, String application,
-                         String owner, Duration lease, Duration retryTimeout, int maxOperations,
+                         String owner, Duration lease, Duration maxClockSkew, Duration retryTimeout,
+                         Duration conflictTimeout, int maxOperations, int maxMarkers,
                          CrashHook crashHook, TransactionMetrics metrics, List<TransactionCodec> codecs,
                          Supplier<Object> ids) { }
 
@@ -57,7 +58,9 @@ public final class Engine {
         final long startNanos = System.nanoTime();
         TransactionState state;
         String reason;
-        long stampedNanos = System.nanoTime();
+        /** Server time after which the server refuses this owner's participant writes. */
+        Instant deadline;
+        long stampedNanos;
 
         Owned(Object id, long epoch, List<Operation> ops, TransactionState state, String reason) {
             this.id = id;
@@ -66,6 +69,17 @@ public final class Engine {
             this.state = state;
             this.reason = reason;
         }
+    }
+
+    /**
+     * Records a new {@code lastModified} stamp of an owned transaction. The write deadline is the
+     * stamp plus the lease, less the clock skew allowed between servers: nobody takes the
+     * transaction over before the stamp plus the lease, so every write that passes the deadline
+     * check ran before any takeover.
+     */
+    private void stamped(Owned tx, Instant stamp) {
+        tx.deadline = stamp.plus(config.lease()).minus(config.maxClockSkew());
+        tx.stampedNanos = System.nanoTime();
     }
 
     private final Config config;
@@ -79,7 +93,7 @@ public final class Engine {
         MongoCollection<Document> transactions = config.targets()
                 .collection(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.store = new TransactionStore(transactions);
-        this.participants = new Participants(config.targets());
+        this.participants = new Participants(config.targets(), config.maxMarkers());
         this.clock = new ServerClock(config.targets()
                 .collection(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection() + "_clock"));
         this.retrier = new Retrier(config.retryTimeout());
@@ -102,9 +116,11 @@ public final class Engine {
         Document doc = newDocument(fields, ops, storeOps, PENDING)
                 .append(Fields.APPLICATION, config.application())
                 .append(Fields.OWNER, config.owner())
-                .append(Fields.EPOCH, 1L);
-        insert(id, doc);
-        return drive(new Owned(id, 1L, ops, PENDING, null));
+                .append(Fields.EPOCH, 1L)
+                .append(Fields.LEASE_MS, config.lease().toMillis());
+        Owned tx = new Owned(id, 1L, ops, PENDING, null);
+        stamped(tx, insert(id, doc));
+        return drive(tx);
     }
 
     /** Writes a new {@code initial} transaction for any worker to claim; returns its id. */
@@ -127,25 +143,25 @@ public final class Engine {
         return doc;
     }
 
-    private void insert(Object id, Document doc) {
+    /** Inserts a new transaction document; returns its lastModified stamp (server time). */
+    private Instant insert(Object id, Document doc) {
+        String token = java.util.UUID.randomUUID().toString();
+        doc.append(Fields.TOKEN, token);
         hook(CrashPoint.before(Step.INSERT, -1), id);
-        boolean created = retrier.call("insert", id, null, () -> afterWrite(store.insert(id, doc), Step.INSERT, -1, id));
-        if (!created) {
-            Document existing = store.find(id);
-            // Our own insert whose acknowledgement was lost looks exactly like what we wrote.
-            boolean ours = existing != null && doc.get(Fields.STATE).equals(existing.get(Fields.STATE))
-                    && java.util.Objects.equals(doc.get(Fields.OWNER), existing.get(Fields.OWNER));
-            if (!ours) {
-                throw new InvalidTransactionException("a transaction with id " + id + " already exists");
-            }
+        Document stored = retrier.call("insert", id, null, () -> afterWrite(store.insert(id, doc), Step.INSERT, -1, id));
+        // Our own insert (perhaps retried after a lost acknowledgement) carries our token.
+        if (stored == null || !token.equals(stored.get(Fields.TOKEN))) {
+            throw new InvalidTransactionException("a transaction with id " + id + " already exists");
         }
         config.metrics().started();
+        return TransactionStore.stamped(stored);
     }
 
     /** Claims one queued transaction and drives it; empty if none was waiting. */
     public Optional<TransactionOutcome> claimAndRun() {
         hook(CrashPoint.before(Step.CLAIM, -1), null);
-        Document claimed = retrier.call("claim", null, INITIAL, () -> store.claim(config.application(), config.owner()));
+        Document claimed = retrier.call("claim", null, INITIAL,
+                () -> store.claim(config.application(), config.owner(), config.lease().toMillis()));
         if (claimed == null) {
             return Optional.empty();
         }
@@ -156,9 +172,11 @@ public final class Engine {
             List<Operation> ops = operationsOf(claimed);
             Validation.check(ops, config.targets().names(), config.maxOperations());
             tx = new Owned(id, 1L, ops, PENDING, null);
+            stamped(tx, TransactionStore.stamped(claimed));
         } catch (InvalidTransactionException | IllegalStateException e) {
             // Nothing was applied yet (it was only queued): refuse it for good, with the reason.
             tx = new Owned(id, 1L, List.of(), PENDING, null);
+            stamped(tx, TransactionStore.stamped(claimed));
             tx.reason = "invalid transaction: " + e.getMessage();
             move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, tx.reason));
         }
@@ -171,21 +189,18 @@ public final class Engine {
         while (!tx.state.isTerminal()) {
             switch (tx.state) {
                 case PENDING -> {
-                    Participants.Refusal refusal = applyAll(tx);
+                    String refusal = applyAll(tx);
                     if (refusal == null) {
                         move(tx, APPLIED, Step.COMMIT, null);
                     } else {
-                        tx.reason = refusal.reason();
+                        tx.reason = refusal;
                         move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, tx.reason));
                     }
                 }
                 case APPLIED -> {
                     for (int i = 0; i < tx.ops.size(); i++) {
                         Operation op = tx.ops.get(i);
-                        write(tx, Step.RELEASE, i, () -> {
-                            participants.release(op, tx.id);
-                            return null;
-                        });
+                        participantWrite(tx, Step.RELEASE, i, deadline -> participants.release(op, tx.id, deadline));
                     }
                     move(tx, DONE, Step.FINISH, null);
                 }
@@ -193,7 +208,7 @@ public final class Engine {
                     // Undo only what is in effect: the marker says which participants were applied.
                     for (int i = tx.ops.size() - 1; i >= 0; i--) {
                         Operation op = tx.ops.get(i);
-                        write(tx, Step.UNDO, i, () -> participants.undo(op, tx.id));
+                        participantWrite(tx, Step.UNDO, i, deadline -> participants.undo(op, tx.id, deadline));
                     }
                     move(tx, CANCELED, Step.FINISH_CANCEL, null);
                 }
@@ -209,22 +224,59 @@ public final class Engine {
         return new TransactionOutcome(tx.id, tx.state, tx.reason);
     }
 
-    private Participants.Refusal applyAll(Owned tx) {
+    /** Applies every operation; returns null if all are in effect, else why one cannot be. */
+    private String applyAll(Owned tx) {
         for (int i = 0; i < tx.ops.size(); i++) {
             Operation op = tx.ops.get(i);
-            renewIfDue(tx);
-            Participants.Refusal refusal = write(tx, Step.APPLY, i, () -> participants.apply(op, tx.id));
-            if (refusal != null) {
-                return refusal;
+            Participants.Result result = participantWrite(tx, Step.APPLY, i, deadline -> participants.apply(op, tx.id, deadline));
+            if (result.kind() == Participants.Kind.REFUSED || result.kind() == Participants.Kind.BUSY) {
+                return result.reason();
             }
         }
         return null;
     }
 
-    private <T> T write(Owned tx, Step step, int participant, Supplier<T> write) {
-        hook(CrashPoint.before(step, participant), tx.id);
-        return retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, tx.state,
-                () -> afterWrite(write.get(), step, participant, tx.id));
+    /**
+     * One participant write under the owner's deadline. A write the server refused because the
+     * deadline passed is repeated after renewing the lease (or this owner stops: someone took
+     * over); a document full of markers is waited for, with backoff, up to the conflict timeout.
+     */
+    private Participants.Result participantWrite(Owned tx, Step step, int participant,
+                                                 java.util.function.Function<Instant, Participants.Result> write) {
+        long busySince = 0;
+        long backoffMs = 5;
+        while (true) {
+            renewIfDue(tx);
+            Instant deadline = tx.deadline;
+            hook(CrashPoint.before(step, participant), tx.id);
+            Participants.Result result = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, tx.state,
+                    () -> afterWrite(write.apply(deadline), step, participant, tx.id));
+            switch (result.kind()) {
+                case EXPIRED -> renew(tx);
+                case BUSY -> {
+                    long now = System.nanoTime();
+                    busySince = busySince == 0 ? now : busySince;
+                    if (now - busySince > config.conflictTimeout().toNanos()) {
+                        config.metrics().conflict();
+                        return result;
+                    }
+                    sleep(backoffMs);
+                    backoffMs = Math.min(200, backoffMs * 2);
+                }
+                default -> {
+                    return result;
+                }
+            }
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis + java.util.concurrent.ThreadLocalRandom.current().nextLong(millis + 1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new io.mongo2pc.OutcomeUnknownException("interrupted while waiting for a busy document", null, null, e);
+        }
     }
 
     /**
@@ -240,13 +292,15 @@ public final class Engine {
     private void move(Owned tx, TransactionState to, Step step, Document extra) {
         TransactionState from = tx.state;
         hook(CrashPoint.before(step, -1), tx.id);
-        boolean moved = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, from,
+        Instant stamp = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, from,
                 () -> afterWrite(store.move(tx.id, tx.epoch, from, to, extra), step, -1, tx.id));
-        if (!moved) {
+        if (stamp == null) {
             Document current = retrier.call("read", tx.id, from, () -> store.find(tx.id));
             boolean ackLost = current != null && TransactionStore.stateOf(current) == to
                     && TransactionStore.epochOf(current) == tx.epoch;
-            if (!ackLost) {
+            if (ackLost) {
+                stamp = TransactionStore.stamped(current);
+            } else {
                 config.metrics().leaseLost();
                 throw new LeaseLostException("transaction " + tx.id + ": expected state " + from.stored() + " under epoch "
                         + tx.epoch + " to move to " + to.stored() + ", found "
@@ -255,23 +309,24 @@ public final class Engine {
             }
         }
         tx.state = to;
-        tx.stampedNanos = System.nanoTime();
+        stamped(tx, stamp);
     }
 
     /** Long transactions stamp lastModified between state changes so their lease does not run out. */
     private void renewIfDue(Owned tx) {
-        if (System.nanoTime() - tx.stampedNanos < config.lease().toNanos() / 3) {
-            return;
+        if (System.nanoTime() - tx.stampedNanos >= config.lease().toNanos() / 3) {
+            renew(tx);
         }
-        boolean renewed = retrier.call("renew", tx.id, tx.state, () -> store.collection().updateOne(
-                new Document(Fields.ID, tx.id).append(Fields.STATE, TransactionStore.in(tx.state)).append(Fields.EPOCH, tx.epoch),
-                new Document("$currentDate", new Document(Fields.LAST_MODIFIED, true))).getMatchedCount() == 1);
-        if (!renewed) {
+    }
+
+    private void renew(Owned tx) {
+        Instant stamp = retrier.call("renew", tx.id, tx.state, () -> store.renew(tx.id, tx.epoch, tx.state));
+        if (stamp == null) {
             config.metrics().leaseLost();
             throw new LeaseLostException("transaction " + tx.id + " was taken over while its owner " + config.owner()
-                    + " was applying it (epoch " + tx.epoch + ")", tx.id, tx.state);
+                    + " held it under epoch " + tx.epoch + " in state " + tx.state.stored(), tx.id, tx.state);
         }
-        tx.stampedNanos = System.nanoTime();
+        stamped(tx, stamp);
     }
 
     // ---- recovery --------------------------------------------------------------------------
@@ -279,17 +334,19 @@ public final class Engine {
     /**
      * One pass over open transactions not modified for {@code olderThan} (judged by the server's
      * clock): each is taken over (epoch + 1) and driven to its end: {@code pending} and
-     * {@code applied} roll forward, {@code canceling} finishes its undo.
+     * {@code applied} roll forward, {@code canceling} finishes its undo. A transaction is never
+     * taken over before its owner's own lease has run out, whatever {@code olderThan} says: that is
+     * what fences a paused owner (see {@link Participants}).
      */
     public RecoveryReport recover(Duration olderThan) {
-        Instant staleBefore = retrier.call("read clock", null, null, clock::now).minus(olderThan);
+        Instant now = retrier.call("read clock", null, null, clock::now);
         List<Document> stale = retrier.call("find stale", null, null,
-                () -> store.stale(List.of(PENDING, APPLIED, CANCELING), staleBefore, RECOVERY_BATCH));
+                () -> store.stale(List.of(PENDING, APPLIED, CANCELING), now.minus(olderThan), RECOVERY_BATCH));
         int rolledForward = 0;
         int canceled = 0;
         int skipped = 0;
         for (Document seen : stale) {
-            Optional<TransactionOutcome> outcome = takeOverAndDrive(seen, staleBefore, null);
+            Optional<TransactionOutcome> outcome = takeOverAndDrive(seen, staleBefore(seen, now, olderThan), null);
             if (outcome.isEmpty()) {
                 skipped++;
             } else if (outcome.get().isDone()) {
@@ -299,6 +356,13 @@ public final class Engine {
             }
         }
         return new RecoveryReport(rolledForward, canceled, skipped);
+    }
+
+    /** A transaction is stale once unchanged for {@code olderThan} and for its owner's lease, if it has one. */
+    private static Instant staleBefore(Document seen, Instant now, Duration olderThan) {
+        Long leaseMs = TransactionStore.leaseOf(seen);
+        Duration wait = leaseMs == null || Duration.ofMillis(leaseMs).compareTo(olderThan) < 0 ? olderThan : Duration.ofMillis(leaseMs);
+        return now.minus(wait);
     }
 
     /** Takes {@code seen} over and drives it; with {@code cancelReason}, a pending one is canceled instead. */
@@ -313,7 +377,7 @@ public final class Engine {
         }
         hook(CrashPoint.before(Step.TAKEOVER, -1), id);
         Document taken = retrier.call("takeover", id, TransactionStore.stateOf(seen),
-                () -> afterWrite(store.takeOver(seen, staleBefore, config.application(), config.owner()), Step.TAKEOVER, -1, id));
+                () -> afterWrite(store.takeOver(seen, staleBefore, config.application(), config.owner(), config.lease().toMillis()), Step.TAKEOVER, -1, id));
         if (taken == null) {
             // Our own takeover whose acknowledgement was lost: the document names us under the next epoch.
             Document current = retrier.call("read", id, null, () -> store.find(id));
@@ -328,6 +392,7 @@ public final class Engine {
         }
         config.metrics().takeover();
         Owned tx = new Owned(id, TransactionStore.epochOf(taken), ops, TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
+        stamped(tx, TransactionStore.stamped(taken));
         try {
             if (cancelReason != null && tx.state == PENDING) {
                 tx.reason = cancelReason;
@@ -369,14 +434,17 @@ public final class Engine {
                         + ": it is past its commit point and can only be rolled forward", id, state);
                 case PENDING, CANCELING -> {
                     Instant now = retrier.call("read clock", id, state, clock::now);
+                    // The owner's own lease decides; a tutorial document has none, so ours stands in for it.
+                    Duration wait = TransactionStore.leaseOf(doc) == null ? config.lease() : Duration.ZERO;
+                    Instant staleBefore = staleBefore(doc, now, wait);
                     Date modified = doc.getDate(Fields.LAST_MODIFIED);
-                    if (modified != null && modified.toInstant().isAfter(now.minus(config.lease()))) {
+                    if (modified != null && modified.toInstant().isAfter(staleBefore)) {
                         throw new TransactionException("transaction " + id + " is " + state.stored() + " and owned by "
                                 + doc.get(Fields.OWNER) + " whose lease runs until "
-                                + modified.toInstant().plus(config.lease()) + " (server time now " + now
+                                + modified.toInstant().plus(Duration.between(staleBefore, now)) + " (server time now " + now
                                 + "); cancel it after that, or let it finish", id, state);
                     }
-                    Optional<TransactionOutcome> outcome = takeOverAndDrive(doc, now.minus(config.lease()), reason);
+                    Optional<TransactionOutcome> outcome = takeOverAndDrive(doc, staleBefore, reason);
                     if (outcome.isPresent()) {
                         return outcome.get();
                     }

@@ -16,5 +16,6 @@ public final class Fields {
     public static final String EPOCH = "epoch";
     public static final String OPS = "ops";
     public static final String REASON = "reason";
-    public static final String CREATED = "created";
+    public static final String LEASE_MS = "leaseMs";
+    public static final String TOKEN = "token";
 }

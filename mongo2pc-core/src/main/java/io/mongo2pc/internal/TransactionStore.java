@@ -5,7 +5,6 @@ import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
-import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.result.UpdateResult;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
@@ -34,24 +33,25 @@ final class TransactionStore {
     }
 
     /**
-     * Writes a new transaction document unless one with its id exists. Returns true if this call
-     * created it; false if it existed (then the caller checks whether it is its own, written by a
-     * try whose acknowledgement was lost).
+     * Writes a new transaction document unless one with its id exists. Returns the stored
+     * document's {@code lastModified} and {@code token}: the caller compares the token with its own
+     * to tell its insert (perhaps retried after a lost acknowledgement) from an id already taken.
      */
-    boolean insert(Object id, Document fields) {
+    Document insert(Object id, Document fields) {
         // An upsert, not an insert, so that lastModified comes from the server's clock.
-        UpdateResult result = transactions.updateOne(
+        return transactions.findOneAndUpdate(
                 new Document(Fields.ID, id),
                 new Document("$setOnInsert", fields).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
-                new UpdateOptions().upsert(true));
-        return result.getUpsertedId() != null;
+                new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
+                        .projection(Projections.include(Fields.LAST_MODIFIED, Fields.TOKEN)));
     }
 
     /**
      * Moves {@code id} from {@code from} to {@code to} if it is still in {@code from} under
-     * {@code epoch}. Returns true if this call moved it. {@code extra} fields are set in the same write.
+     * {@code epoch}. Returns the new {@code lastModified} (server time) if this call moved it, else
+     * null. {@code extra} fields are set in the same write.
      */
-    boolean move(Object id, long epoch, TransactionState from, TransactionState to, Document extra) {
+    Instant move(Object id, long epoch, TransactionState from, TransactionState to, Document extra) {
         if (!from.canMoveTo(to)) {
             throw new IllegalStateException("transaction " + id + ": " + from.stored() + " -> " + to.stored()
                     + " is not a transition of the protocol");
@@ -60,20 +60,43 @@ final class TransactionStore {
         if (extra != null) {
             set.putAll(extra);
         }
-        UpdateResult result = transactions.updateOne(
+        return stamped(transactions.findOneAndUpdate(
                 new Document(Fields.ID, id).append(Fields.STATE, in(from)).append(Fields.EPOCH, epoch),
-                new Document("$set", set).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)));
-        return result.getMatchedCount() == 1;
+                new Document("$set", set).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
+                STAMP));
+    }
+
+    /** Stamps {@code lastModified} anew if {@code id} is still in {@code state} under {@code epoch}: the owner's lease renewed. */
+    Instant renew(Object id, long epoch, TransactionState state) {
+        return stamped(transactions.findOneAndUpdate(
+                new Document(Fields.ID, id).append(Fields.STATE, in(state)).append(Fields.EPOCH, epoch),
+                new Document("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
+                STAMP));
+    }
+
+    private static final FindOneAndUpdateOptions STAMP = new FindOneAndUpdateOptions()
+            .returnDocument(ReturnDocument.AFTER).projection(Projections.include(Fields.LAST_MODIFIED));
+
+    static Instant stamped(Document doc) {
+        if (doc == null) {
+            return null;
+        }
+        Date stamp = doc.getDate(Fields.LAST_MODIFIED);
+        if (stamp == null) {
+            throw new IllegalStateException("the server returned no lastModified after $currentDate: " + doc.toJson());
+        }
+        return stamp.toInstant();
     }
 
     /** Claims the oldest queued transaction for {@code application}: one findAndModify, one winner. */
-    Document claim(String application, String owner) {
+    Document claim(String application, String owner, long leaseMillis) {
         return transactions.findOneAndUpdate(
                 new Document(Fields.STATE, in(TransactionState.INITIAL)).append(Fields.APPLICATION, new Document("$exists", false)),
                 new Document("$set", new Document(Fields.STATE, TransactionState.PENDING.stored())
                         .append(Fields.APPLICATION, application)
                         .append(Fields.OWNER, owner)
-                        .append(Fields.EPOCH, 1L))
+                        .append(Fields.EPOCH, 1L)
+                        .append(Fields.LEASE_MS, leaseMillis))
                         .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
                 new FindOneAndUpdateOptions().sort(Sorts.ascending(Fields.ID)).returnDocument(ReturnDocument.AFTER));
     }
@@ -84,7 +107,7 @@ final class TransactionStore {
      * renewed its lease in between keeps it. Bumps the epoch, so every later state change of the
      * previous owner matches nothing. Returns the document after the takeover, or null if lost.
      */
-    Document takeOver(Document seen, Instant staleBefore, String application, String owner) {
+    Document takeOver(Document seen, Instant staleBefore, String application, String owner, long leaseMillis) {
         TransactionState state = stateOf(seen);
         Document filter = new Document(Fields.ID, seen.get(Fields.ID))
                 .append(Fields.STATE, seen.get(Fields.STATE))
@@ -95,7 +118,8 @@ final class TransactionStore {
                 new Document("$set", new Document(Fields.STATE, state.stored())
                         .append(Fields.APPLICATION, application)
                         .append(Fields.OWNER, owner)
-                        .append(Fields.EPOCH, epochOf(seen) + 1))
+                        .append(Fields.EPOCH, epochOf(seen) + 1)
+                        .append(Fields.LEASE_MS, leaseMillis))
                         .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
                 new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
     }
@@ -141,6 +165,12 @@ final class TransactionStore {
         Object raw = transaction.get(Fields.STATE);
         return TransactionState.parse(raw instanceof String s ? s : null).orElseThrow(() -> new IllegalStateException(
                 "transaction " + transaction.get(Fields.ID) + " has an unknown state " + raw));
+    }
+
+    /** The lease its owner holds it under, or null for a transaction written by others (the tutorial). */
+    static Long leaseOf(Document transaction) {
+        Object lease = transaction.get(Fields.LEASE_MS);
+        return lease instanceof Number n ? n.longValue() : null;
     }
 
     static long epochOf(Document transaction) {

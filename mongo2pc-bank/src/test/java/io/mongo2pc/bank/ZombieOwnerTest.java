@@ -1,0 +1,184 @@
+package io.mongo2pc.bank;
+
+import com.mongodb.client.MongoClient;
+import io.mongo2pc.CrashHook;
+import io.mongo2pc.CrashPoint;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import io.mongo2pc.testkit.Invariants;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Fencing: an owner paused (as by GC or SIGSTOP) between any two of its writes, past its lease,
+ * while another instance finishes or cancels its transaction, then resumed with its next write in
+ * hand, changes nothing: no operation applied twice or after the cancel, no state moved back. The
+ * lease runs out in real server time here (a paused owner's deadline is server time), so each
+ * round waits a short lease.
+ */
+class ZombieOwnerTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    private static final Duration OWNER_LEASE = Duration.ofMillis(250);
+    private static MongoClient otherClient;
+    private int round;
+
+    /** What the other instance does once the owner's lease has run out. */
+    enum Takeover { RECOVER, CANCEL }
+
+    @Test
+    void pausedOwner_resumesAfterAnotherInstanceFinishedIt_everyLateWriteMatchesNothing() throws Exception {
+        int rounds = 0;
+        for (Takeover takeover : Takeover.values()) {
+            for (CrashPoint point : pointsOfACleanTransfer()) {
+                if (point.step() == CrashPoint.Step.INSERT && point.phase() == CrashPoint.Phase.BEFORE) {
+                    continue; // nothing exists yet: the transfer simply starts when resumed
+                }
+                pauseAt(point, takeover);
+                rounds++;
+            }
+        }
+        assertThat(rounds).isGreaterThan(20);
+    }
+
+    private void pauseAt(CrashPoint point, Takeover takeover) throws Exception {
+        String db = freshDatabase();
+        CountDownLatch paused = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        AtomicReference<Object> txId = new AtomicReference<>();
+        CrashHook pauseOnce = (p, id) -> {
+            if (id != null) {
+                txId.compareAndSet(null, id);
+            }
+            if (p.equals(point) && paused.getCount() == 1) {
+                paused.countDown();
+                await(resume);
+            }
+        };
+        TransactionManager owner = manager(db, "owner", mongo.client(), pauseOnce, OWNER_LEASE);
+        CompletableFuture<TransactionOutcome> running = CompletableFuture.supplyAsync(() -> new Bank(owner).transfer("A", "B", 100L));
+        assertThat(paused.await(10, TimeUnit.SECONDS)).as("owner reached " + point).isTrue();
+
+        // Another instance waits out the owner's lease (server time) and finishes or cancels the transaction.
+        TransactionManager other = manager(db, "other", other(), CrashHook.NONE, Duration.ofSeconds(30));
+        Document settled;
+        try {
+            settled = settle(db, txId.get(), other, takeover);
+        } catch (AssertionError e) {
+            throw new AssertionError("owner paused at " + point + ": " + e.getMessage(), e);
+        }
+        List<Long> balancesAfterTakeover = balances(db);
+
+        resume.countDown();
+        String ownerEnding;
+        try {
+            TransactionOutcome outcome = running.get(30, TimeUnit.SECONDS);
+            ownerEnding = "returned " + outcome.state();
+            // Only an owner paused after its very last write may return: it had nothing left to send.
+            assertThat(point).as("owner returned normally after pausing at " + point)
+                    .isEqualTo(CrashPoint.after(CrashPoint.Step.FINISH, -1));
+        } catch (java.util.concurrent.ExecutionException e) {
+            ownerEnding = "threw " + e.getCause();
+            assertThat(e.getCause()).as("owner resumed at " + point).isInstanceOf(LeaseLostException.class);
+        }
+
+        String what = takeover + ", owner paused at " + point + " and " + ownerEnding;
+        Document after = transaction(db, txId.get());
+        assertThat(after.getString("state")).as(what + ": state").isEqualTo(settled.getString("state"));
+        assertThat(after.get("epoch")).as(what + ": epoch").isEqualTo(settled.get("epoch"));
+        assertThat(balances(db)).as(what + ": balances").isEqualTo(balancesAfterTakeover);
+        TransactionState state = TransactionState.parse(after.getString("state")).orElseThrow();
+        assertThat(balances(db)).as(what + ": atomic").isEqualTo(state == TransactionState.DONE ? List.of(900L, 1100L) : List.of(1000L, 1000L));
+        assertThat(new Invariants(mongo.client(), db).expectTotal(db, 2000L).violations()).as(what).isEmpty();
+        mongo.client().getDatabase(db).drop();
+    }
+
+    /** Repeats recovery (or cancel) by the other instance until the transaction is terminal. */
+    private Document settle(String db, Object txId, TransactionManager other, Takeover takeover) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            Document tx = transaction(db, txId);
+            TransactionState state = TransactionState.parse(tx.getString("state")).orElseThrow();
+            if (state.isTerminal()) {
+                return tx;
+            }
+            if (takeover == Takeover.CANCEL && state == TransactionState.PENDING) {
+                try {
+                    other.cancel(txId, "canceled while its owner was paused");
+                } catch (io.mongo2pc.TransactionException stillOwned) {
+                    Thread.sleep(20); // the owner's lease has not run out yet
+                }
+            } else {
+                other.recover(Duration.ZERO);
+                Thread.sleep(20);
+            }
+        }
+        throw new AssertionError("transaction not settled by the other instance (" + takeover + "): " + transaction(db, txId).toJson());
+    }
+
+    private List<CrashPoint> pointsOfACleanTransfer() {
+        String db = freshDatabase();
+        Set<CrashPoint> points = new LinkedHashSet<>();
+        new Bank(manager(db, "probe", mongo.client(), (p, id) -> points.add(p), OWNER_LEASE)).transfer("A", "B", 100L);
+        mongo.client().getDatabase(db).drop();
+        return new ArrayList<>(points);
+    }
+
+    private String freshDatabase() {
+        String db = mongo.database() + "_" + (++round) + "_";
+        Bank bank = new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, Duration.ofSeconds(30)));
+        bank.createAccount("A", 1000L);
+        bank.createAccount("B", 1000L);
+        return db;
+    }
+
+    private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, Duration lease) {
+        return Bank.configure(TransactionManager.builder().target("default", client).database(db)
+                .application(app).crashHook(hook).lease(lease).maxClockSkew(Duration.ofMillis(50))
+                .retryTimeout(Duration.ofSeconds(5))).build();
+    }
+
+    private static MongoClient other() {
+        if (otherClient == null) {
+            otherClient = mongo.newClient();
+        }
+        return otherClient;
+    }
+
+    private static Document transaction(String db, Object id) {
+        return mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", id)).first();
+    }
+
+    private static List<Long> balances(String db) {
+        List<Long> balances = new ArrayList<>();
+        for (String id : List.of("A", "B")) {
+            balances.add(mongo.client().getDatabase(db).getCollection("accounts").find(new Document("_id", id)).first().getLong("balance"));
+        }
+        return balances;
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
