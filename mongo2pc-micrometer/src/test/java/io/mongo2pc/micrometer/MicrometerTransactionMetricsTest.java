@@ -1,0 +1,60 @@
+package io.mongo2pc.micrometer;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.mongo2pc.CrashPoint;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.bank.Bank;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class MicrometerTransactionMetricsTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    @Test
+    void transfersCancelsAndRecovery_areCounted() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        String db = mongo.database();
+        TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+                .metrics(new MicrometerTransactionMetrics(registry))).build();
+        Bank bank = new Bank(manager);
+        bank.createAccount("A", 100L);
+        bank.createAccount("B", 0L);
+        mongo.invariants().expectTotal(db, 100L);
+
+        bank.transfer("A", "B", 10L);
+        bank.transfer("A", "B", 10L);
+        bank.transfer("A", "B", 1_000L); // insufficient funds: canceled
+
+        // A transfer abandoned after its commit point, then recovered by a second instance.
+        TransactionManager crashing = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+                .crashHook((p, id) -> {
+                    if (p.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1))) {
+                        throw new IllegalStateException("crash");
+                    }
+                })).build();
+        assertThatThrownBy(() -> new Bank(crashing).transfer("A", "B", 5L)).hasMessage("crash");
+        MicrometerTransactionMetrics recovererMetrics = new MicrometerTransactionMetrics(registry);
+        TransactionManager recoverer = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+                .application("recoverer").metrics(recovererMetrics)).build();
+        recovererMetrics.bindRecoveryLag(recoverer);
+        assertThat(registry.get("mongo2pc.recovery.lag").gauge().value()).isGreaterThanOrEqualTo(0.0);
+        mongo.expireLeases(db);
+        assertThat(registry.get("mongo2pc.recovery.lag").gauge().value()).as("lag of the abandoned transfer").isGreaterThan(1_000_000.0);
+        recoverer.recover(Duration.ZERO);
+
+        assertThat(registry.get("mongo2pc.transactions.started").counter().count()).isEqualTo(3.0);
+        assertThat(registry.get("mongo2pc.transactions.committed").counter().count()).isEqualTo(3.0);
+        assertThat(registry.get("mongo2pc.transactions.canceled").counter().count()).isEqualTo(1.0);
+        assertThat(registry.get("mongo2pc.takeovers").counter().count()).isEqualTo(1.0);
+        assertThat(registry.get("mongo2pc.transactions.recovered").tag("outcome", "done").counter().count()).isEqualTo(1.0);
+        assertThat(registry.get("mongo2pc.commit.latency").timer().count()).isEqualTo(3L);
+        assertThat(registry.get("mongo2pc.recovery.lag").gauge().value()).isZero();
+    }
+}
