@@ -107,6 +107,20 @@ public final class TransactionManager {
         return engine.cancel(transactionId, reason == null ? "canceled by request" : reason);
     }
 
+    /**
+     * A document as of the last committed transaction: never data of a transaction that is not
+     * committed or was canceled. Empty if it does not exist in that view. {@code pendingTransactions}
+     * reads as empty.
+     */
+    public Optional<Document> readCommitted(DocumentRef document) {
+        return engine.readCommitted(document);
+    }
+
+    /** A document as stored: plain read, work in flight included. */
+    public Optional<Document> read(DocumentRef document) {
+        return engine.read(document);
+    }
+
     /** The stored transaction document, as is. */
     public Optional<Document> inspect(Object transactionId) {
         return engine.inspect(transactionId);

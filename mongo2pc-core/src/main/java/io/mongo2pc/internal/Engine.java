@@ -87,16 +87,30 @@ public final class Engine {
     private final Participants participants;
     private final ServerClock clock;
     private final Retrier retrier;
+    private final CommittedReader committedReader;
 
     public Engine(Config config) {
         this.config = config;
         MongoCollection<Document> transactions = config.targets()
                 .collection(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.store = new TransactionStore(transactions);
-        this.participants = new Participants(config.targets(), config.maxMarkers());
+        this.participants = new Participants(config.targets(), config.maxMarkers(),
+                config.database() + "." + config.transactionsCollection());
         this.clock = new ServerClock(config.targets()
                 .collection(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection() + "_clock"));
         this.retrier = new Retrier(config.retryTimeout());
+        this.committedReader = new CommittedReader(config.targets(), store, this::operationsOf);
+    }
+
+    /** The document as of the last committed transaction; empty if it does not exist in that view. */
+    public Optional<Document> readCommitted(io.mongo2pc.DocumentRef ref) {
+        return retrier.call("read committed", null, null, () -> committedReader.read(ref));
+    }
+
+    /** The document as stored, work in flight and the library's fields included. */
+    public Optional<Document> read(io.mongo2pc.DocumentRef ref) {
+        return retrier.call("read", null, null, () -> Optional.ofNullable(config.targets().collection(ref)
+                .find(new Document(Fields.ID, ref.id())).projection(com.mongodb.client.model.Projections.exclude("__none")).first()));
     }
 
     public MongoCollection<Document> transactions() {

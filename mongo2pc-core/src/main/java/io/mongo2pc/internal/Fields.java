@@ -17,5 +17,10 @@ public final class Fields {
     public static final String OPS = "ops";
     public static final String REASON = "reason";
     public static final String LEASE_MS = "leaseMs";
+
+    // On a participant taken by an exclusive operation: {tx, kind, c, undo, until, at}.
+    public static final String LOCK = "_m2pc";
+    public static final String LOCK_TX = LOCK + ".tx";
+    public static final String LOCK_UNDO = LOCK + ".undo";
     public static final String TOKEN = "token";
 }

@@ -25,6 +25,10 @@ final class OperationCodec {
                     .append("id", ref.id());
             if (operation instanceof Operation.Increment increment) {
                 doc.append("inc", increment.increments());
+            } else if (operation instanceof Operation.Insert insert) {
+                doc.append("doc", insert.content());
+            } else if (operation instanceof Operation.Update update) {
+                doc.append("update", update.update());
             }
             if (!operation.guard().isEmpty()) {
                 doc.append("guard", operation.guard());
@@ -42,6 +46,12 @@ final class OperationCodec {
             String kind = doc.getString("op");
             if ("inc".equals(kind)) {
                 operations.add(new Operation.Increment(ref, doc.get("inc", Document.class), guard));
+            } else if ("insert".equals(kind)) {
+                operations.add(new Operation.Insert(ref, doc.get("doc", Document.class)));
+            } else if ("update".equals(kind)) {
+                operations.add(new Operation.Update(ref, doc.get("update", Document.class), guard));
+            } else if ("delete".equals(kind)) {
+                operations.add(new Operation.Delete(ref, guard));
             } else {
                 throw new IllegalStateException("unknown operation '" + kind + "' in stored transaction: " + doc.toJson());
             }
@@ -49,10 +59,16 @@ final class OperationCodec {
         return operations;
     }
 
-    private static String kind(Operation operation) {
+    static String kind(Operation operation) {
         if (operation instanceof Operation.Increment) {
             return "inc";
         }
-        throw new IllegalArgumentException("unsupported operation " + operation);
+        if (operation instanceof Operation.Insert) {
+            return "insert";
+        }
+        if (operation instanceof Operation.Update) {
+            return "update";
+        }
+        return "delete";
     }
 }

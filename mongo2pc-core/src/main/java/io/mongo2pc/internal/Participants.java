@@ -44,10 +44,13 @@ final class Participants {
 
     private final Targets targets;
     private final int maxMarkers;
+    /** "database.collection" of the transactions collection, written into locks for readers. */
+    private final String coordinator;
 
-    Participants(Targets targets, int maxMarkers) {
+    Participants(Targets targets, int maxMarkers, String coordinator) {
         this.targets = targets;
         this.maxMarkers = maxMarkers;
+        this.coordinator = coordinator;
     }
 
     /** Applies {@code op} for {@code txId} unless it already is. */
@@ -63,12 +66,131 @@ final class Participants {
             filter.putAll(inc.guard());
             Document update = new Document("$inc", inc.increments())
                     .append("$push", new Document(Fields.MARKERS, txId));
+            filter.append(Fields.LOCK, new Document("$exists", false));
             if (coll.updateOne(filter, update).getMatchedCount() == 1) {
                 return Result.DONE;
             }
             return whyNotApplied(coll, op, txId, deadline);
         }
-        throw new IllegalArgumentException("unsupported operation " + op);
+        if (op instanceof Operation.Insert insert) {
+            return applyInsert(coll, insert, txId, deadline);
+        }
+        // Update and delete first take the document: no markers of others, no lock, guard holds.
+        Document take = fenced(new Document(Fields.ID, id), deadline)
+                .append(Fields.MARKERS + ".0", new Document("$exists", false))
+                .append(Fields.LOCK, new Document("$exists", false));
+        take.putAll(op.guard());
+        Document lock = new Document("tx", txId).append("kind", OperationCodec.kind(op)).append("c", coordinator);
+        Document before = coll.findOneAndUpdate(take,
+                new Document("$set", new Document(Fields.LOCK, lock)).append("$push", new Document(Fields.MARKERS, txId)),
+                new com.mongodb.client.model.FindOneAndUpdateOptions().projection(Projections.exclude("__none"))
+                        .returnDocument(com.mongodb.client.model.ReturnDocument.BEFORE));
+        if (before == null) {
+            Result why = whyNotApplied(coll, op, txId, deadline);
+            if (why.kind() != Kind.DONE) {
+                return why;
+            }
+            // Taken by us before (acknowledgement lost, or a previous owner): changed already?
+            before = coll.find(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)).projection(Projections.exclude("__none")).first();
+            if (before == null || op instanceof Operation.Delete || before.get(Fields.LOCK, Document.class).containsKey("undo")) {
+                return Result.DONE;
+            }
+            before = strip(before);
+        }
+        if (op instanceof Operation.Delete) {
+            return Result.DONE; // the document stays, taken, until release deletes it
+        }
+        return applyUpdate(coll, (Operation.Update) op, txId, deadline, strip(before));
+    }
+
+    /**
+     * Changes a taken document and stores its before-image on it in the same atomic write, so the
+     * undo is durable before the change is in effect.
+     */
+    private Result applyUpdate(MongoCollection<Document> coll, Operation.Update op, Object txId, Instant deadline, Document beforeImage) {
+        Object id = op.document().id();
+        Document filter = fenced(new Document(Fields.ID, id), deadline).append(Fields.LOCK_TX, txId)
+                .append(Fields.LOCK_UNDO, new Document("$exists", false));
+        Document lock = new Document("tx", txId).append("kind", "update").append("c", coordinator).append("undo", beforeImage);
+        long matched;
+        if (op.isReplacement()) {
+            Document replacement = new Document(Fields.ID, id);
+            replacement.putAll(op.update());
+            replacement.put(Fields.ID, id);
+            replacement.append(Fields.MARKERS, List.of(txId)).append(Fields.LOCK, lock);
+            matched = coll.replaceOne(filter, replacement).getMatchedCount();
+        } else {
+            Document update = new Document();
+            op.update().forEach((operator, fields) -> update.append(operator, new Document((Document) fields)));
+            Document set = (Document) update.computeIfAbsent("$set", k -> new Document());
+            set.append(Fields.LOCK_UNDO, beforeImage);
+            matched = coll.updateOne(filter, update).getMatchedCount();
+        }
+        if (matched == 1) {
+            return Result.DONE;
+        }
+        Document current = coll.find(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)).projection(Projections.include(Fields.LOCK_UNDO)).first();
+        if (current == null || current.get(Fields.LOCK, Document.class).containsKey("undo")) {
+            return Result.DONE;
+        }
+        return Result.EXPIRED;
+    }
+
+    /**
+     * Inserts a document taken by {@code txId}. An insert cannot carry a filter, so it is an upsert
+     * that stamps the server time it ran at ({@code at}) beside the owner's deadline
+     * ({@code until}): an insert sent by a paused owner after its deadline is recognisable
+     * ({@code at >= until}), and readers and later writers treat it as never written.
+     */
+    private Result applyInsert(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline) {
+        Object id = op.document().id();
+        Document content = new Document(op.content());
+        content.remove(Fields.ID);
+        Document update = new Document("$set", new Document(Fields.LOCK_TX, txId).append(Fields.LOCK + ".kind", "insert")
+                .append(Fields.LOCK + ".c", coordinator).append(Fields.LOCK + ".until", Date.from(deadline)))
+                .append("$currentDate", new Document(Fields.LOCK + ".at", true))
+                .append("$addToSet", new Document(Fields.MARKERS, txId));
+        if (!content.isEmpty()) {
+            update.append("$setOnInsert", content);
+        }
+        try {
+            Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId), update,
+                    new com.mongodb.client.model.FindOneAndUpdateOptions().upsert(true)
+                            .returnDocument(com.mongodb.client.model.ReturnDocument.AFTER)
+                            .projection(Projections.include(Fields.LOCK)));
+            // Ran after our deadline: renew the lease and write it again, or it reads as never written.
+            return stored != null && isLateInsert(stored) ? Result.EXPIRED : Result.DONE;
+        } catch (com.mongodb.MongoWriteException e) {
+            if (e.getError().getCategory() != com.mongodb.ErrorCategory.DUPLICATE_KEY) {
+                throw e;
+            }
+            Document existing = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
+            if (existing != null && isLateInsert(existing)) {
+                // A paused owner's late insert of another transaction: it never happened. Remove it, try again.
+                coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, existing.get(Fields.LOCK, Document.class).get("tx")));
+                return applyInsert(coll, op, txId, deadline);
+            }
+            return new Result(Kind.REFUSED, "document " + op.document() + " already exists");
+        }
+    }
+
+    /** True for a document inserted after its owner's deadline: a write that must be treated as never made. */
+    static boolean isLateInsert(Document doc) {
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        if (lock == null || !"insert".equals(lock.get("kind"))) {
+            return false;
+        }
+        Date at = lock.getDate("at");
+        Date until = lock.getDate("until");
+        return at != null && until != null && !at.before(until);
+    }
+
+    /** A document as the user wrote it: without the library's lock (the markers stay as they were). */
+    static Document strip(Document doc) {
+        Document copy = new Document(doc);
+        copy.remove(Fields.LOCK);
+        copy.remove(Fields.ID);
+        return copy;
     }
 
     /** Reverses {@code op} if it is in effect for {@code txId}. */
@@ -82,13 +204,49 @@ final class Participants {
             return markerWrite(coll, op, txId, deadline,
                     new Document("$inc", negated).append("$pull", new Document(Fields.MARKERS, txId)));
         }
-        throw new IllegalArgumentException("unsupported operation " + op);
+        Object id = op.document().id();
+        Document taken = coll.find(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)).projection(Projections.exclude("__none")).first();
+        if (taken == null) {
+            return Result.DONE; // never taken, or undone before
+        }
+        Document filter = fenced(new Document(Fields.ID, id), deadline).append(Fields.LOCK_TX, txId);
+        long matched;
+        Document undo = taken.get(Fields.LOCK, Document.class).get("undo", Document.class);
+        if (op instanceof Operation.Insert) {
+            matched = coll.deleteOne(filter).getDeletedCount();
+        } else if (undo != null) {
+            Document restored = new Document(Fields.ID, id);
+            restored.putAll(undo);
+            restored.remove(Fields.LOCK);
+            matched = coll.replaceOne(filter, restored).getMatchedCount();
+        } else {
+            matched = coll.updateOne(filter, unlock(txId)).getMatchedCount();
+        }
+        return matched == 1 ? Result.DONE : stillTaken(coll, id, txId);
     }
 
-    /** Removes the marker of {@code txId} from the participant of {@code op}, if present. */
+    /** Removes the marker (and lock) of {@code txId} from the participant of {@code op}; a delete happens here. */
     Result release(Operation op, Object txId, Instant deadline) {
-        return markerWrite(targets.collection(op.document()), op, txId, deadline,
-                new Document("$pull", new Document(Fields.MARKERS, txId)));
+        MongoCollection<Document> coll = targets.collection(op.document());
+        if (op instanceof Operation.Increment) {
+            return markerWrite(coll, op, txId, deadline, new Document("$pull", new Document(Fields.MARKERS, txId)));
+        }
+        Object id = op.document().id();
+        Document filter = fenced(new Document(Fields.ID, id), deadline).append(Fields.LOCK_TX, txId);
+        long matched = op instanceof Operation.Delete
+                ? coll.deleteOne(filter).getDeletedCount()
+                : coll.updateOne(filter, unlock(txId)).getMatchedCount();
+        return matched == 1 ? Result.DONE : stillTaken(coll, id, txId);
+    }
+
+    /** Removes the lock; an exclusive operation was the only transaction on the document, so no marker remains. */
+    private static Document unlock(Object txId) {
+        return new Document("$unset", new Document(Fields.LOCK, "")).append("$pull", new Document(Fields.MARKERS, txId));
+    }
+
+    private static Result stillTaken(MongoCollection<Document> coll, Object id, Object txId) {
+        Document current = coll.find(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)).projection(Projections.include(Fields.ID)).first();
+        return current == null ? Result.DONE : Result.EXPIRED;
     }
 
     private static Result markerWrite(MongoCollection<Document> coll, Operation op, Object txId, Instant deadline, Document update) {
@@ -115,6 +273,17 @@ final class Participants {
         }
         if (coll.find(fenced(new Document(Fields.ID, id), deadline)).projection(Projections.include(Fields.ID)).first() == null) {
             return Result.EXPIRED;
+        }
+        Document lock = current.get(Fields.LOCK, Document.class);
+        if (lock != null && isLateInsert(current)) {
+            coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, lock.get("tx")));
+            return new Result(Kind.REFUSED, "document " + op.document() + " does not exist");
+        }
+        if (lock != null) {
+            return new Result(Kind.BUSY, "conflict: document " + op.document() + " is taken by transaction " + lock.get("tx"));
+        }
+        if (op.exclusive() && !markers.isEmpty()) {
+            return new Result(Kind.BUSY, "conflict: document " + op.document() + " has pending transactions " + markers);
         }
         if (markers.size() >= maxMarkers) {
             return new Result(Kind.BUSY, "document " + op.document() + " has " + markers.size()

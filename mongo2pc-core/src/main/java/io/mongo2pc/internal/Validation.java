@@ -25,6 +25,14 @@ public final class Validation {
             "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$type",
             "$and", "$or", "$nor", "$not", "$size", "$all", "$elemMatch", "$mod", "$regex", "$options");
 
+    /** Update operators an update may use; anything else is refused. */
+    private static final Set<String> UPDATE_OPERATORS = Set.of(
+            "$set", "$unset", "$inc", "$mul", "$min", "$max", "$push", "$pull", "$pullAll", "$addToSet", "$pop",
+            "$rename", "$currentDate");
+
+    /** The most bytes the operations of one transaction may take when stored. */
+    public static final int MAX_TRANSACTION_BYTES = 4 * 1024 * 1024;
+
     private Validation() { }
 
     public static void check(List<Operation> operations, Set<String> targets, int maxOperations) {
@@ -52,7 +60,74 @@ public final class Validation {
             checkGuard(op.guard(), where);
             if (op instanceof Operation.Increment inc) {
                 checkIncrements(inc.increments(), where);
+            } else if (op instanceof Operation.Insert insert) {
+                checkStoredDocument(insert.content(), ref.id(), where);
+            } else if (op instanceof Operation.Update update) {
+                checkUpdate(update, where);
             }
+        }
+        int bytes = new org.bson.RawBsonDocument(new Document("ops", OperationCodec.encode(operations)),
+                new org.bson.codecs.DocumentCodec()).getByteBuffer().remaining();
+        if (bytes > MAX_TRANSACTION_BYTES) {
+            throw new InvalidTransactionException("a transaction may take at most " + MAX_TRANSACTION_BYTES
+                    + " bytes of operations, got " + bytes);
+        }
+    }
+
+    private static void checkUpdate(Operation.Update update, String where) {
+        Document doc = update.update();
+        if (doc.isEmpty()) {
+            throw new InvalidTransactionException(where + ": an update needs update operators or a replacement document");
+        }
+        if (update.isReplacement()) {
+            checkStoredDocument(doc, update.document().id(), where);
+            return;
+        }
+        for (Map.Entry<String, Object> e : doc.entrySet()) {
+            if (!UPDATE_OPERATORS.contains(e.getKey())) {
+                throw new InvalidTransactionException(where + ": update operator '" + e.getKey() + "' is not allowed (allowed: "
+                        + new java.util.TreeSet<>(UPDATE_OPERATORS) + "; operators and replacement fields cannot be mixed)");
+            }
+            if (!(e.getValue() instanceof Document fields) || fields.isEmpty()) {
+                throw new InvalidTransactionException(where + ": " + e.getKey() + " needs a document of fields, got "
+                        + describe(e.getValue()));
+            }
+            for (Map.Entry<String, Object> field : fields.entrySet()) {
+                checkField(field.getKey(), where);
+                if (e.getKey().equals("$rename") && field.getValue() instanceof String target) {
+                    checkField(target, where);
+                }
+                checkNoOperatorKeys(field.getValue(), where, e.getKey().equals("$pull"));
+            }
+        }
+    }
+
+    /** A document to store (insert, replacement): no operator keys, no reserved fields, its _id the reference's. */
+    private static void checkStoredDocument(Document doc, Object id, String where) {
+        for (String key : doc.keySet()) {
+            if (key.equals(Fields.ID)) {
+                if (!java.util.Objects.equals(normalizeId(doc.get(key)), normalizeId(id))) {
+                    throw new InvalidTransactionException(where + ": the document's _id " + describe(doc.get(key))
+                            + " differs from the operation's id " + describe(id));
+                }
+                continue;
+            }
+            checkField(key, where);
+        }
+        checkNoOperatorKeys(doc, where, false);
+    }
+
+    /** Values stored by a change may not contain keys starting with '$' (query operators smuggled in as data). */
+    private static void checkNoOperatorKeys(Object value, String where, boolean queryAllowed) {
+        if (value instanceof Document doc) {
+            for (Map.Entry<String, Object> e : doc.entrySet()) {
+                if (e.getKey().startsWith("$") && !(queryAllowed && GUARD_OPERATORS.contains(e.getKey()))) {
+                    throw new InvalidTransactionException(where + ": key '" + e.getKey() + "' is not allowed in stored values");
+                }
+                checkNoOperatorKeys(e.getValue(), where, queryAllowed);
+            }
+        } else if (value instanceof List<?> list) {
+            list.forEach(item -> checkNoOperatorKeys(item, where, queryAllowed));
         }
     }
 
@@ -123,7 +198,7 @@ public final class Validation {
             throw new InvalidTransactionException(where + ": invalid field name '" + field + "'");
         }
         String root = field.contains(".") ? field.substring(0, field.indexOf('.')) : field;
-        if (root.equals(Fields.MARKERS) || root.equals(Fields.ID)) {
+        if (root.equals(Fields.MARKERS) || root.equals(Fields.ID) || root.equals(Fields.LOCK)) {
             throw new InvalidTransactionException(where + ": field '" + field + "' is reserved and cannot be changed by an operation");
         }
     }
@@ -143,7 +218,8 @@ public final class Validation {
                     throw new InvalidTransactionException(where + ": guard operator '" + key + "' is not allowed (allowed: "
                             + new java.util.TreeSet<>(GUARD_OPERATORS) + ")");
                 }
-                if (!key.startsWith("$") && key.split("\\.")[0].equals(Fields.MARKERS)) {
+                String root = key.split("\\.")[0];
+                if (!key.startsWith("$") && (root.equals(Fields.MARKERS) || root.equals(Fields.LOCK) || (depth == 0 && root.equals(Fields.ID)))) {
                     throw new InvalidTransactionException(where + ": guard may not test the reserved field '" + key + "'");
                 }
                 checkGuardValue(e.getValue(), where, depth + 1);

@@ -1,0 +1,127 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+import org.bson.types.Decimal128;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * Reads a document as of the last committed transaction: never data of a transaction that is not
+ * committed (before {@code applied}) nor of one that was canceled. A document taken by a
+ * transaction is resolved by that transaction's state: committed shows it, otherwise its
+ * before-image (update), nothing (insert) or the document (delete); increments of transactions
+ * not committed are subtracted again. Each document is read at one moment; several documents
+ * read one after another are each committed but not one snapshot. Thread-safe.
+ */
+final class CommittedReader {
+    private final Targets targets;
+    private final TransactionStore store;
+    private final Function<Document, List<Operation>> operationsOf;
+
+    CommittedReader(Targets targets, TransactionStore store, Function<Document, List<Operation>> operationsOf) {
+        this.targets = targets;
+        this.store = store;
+        this.operationsOf = operationsOf;
+    }
+
+    Optional<Document> read(DocumentRef ref) {
+        MongoCollection<Document> coll = targets.collection(ref);
+        Document doc = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
+        if (doc == null) {
+            return Optional.empty();
+        }
+        Map<Object, Document> transactions = new HashMap<>();
+        Function<Object, Document> transaction = id -> transactions.computeIfAbsent(id, store::find);
+        Document view = new Document(doc);
+        view.remove(Fields.LOCK);
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        Object lockTx = lock == null ? null : lock.get("tx");
+        if (lock != null) {
+            if (Participants.isLateInsert(doc)) {
+                return Optional.empty();
+            }
+            boolean committed = isCommitted(transaction.apply(lockTx));
+            String kind = lock.getString("kind");
+            if ("insert".equals(kind) && !committed || "delete".equals(kind) && committed) {
+                return Optional.empty();
+            }
+            Document undo = lock.get("undo", Document.class);
+            if ("update".equals(kind) && !committed && undo != null) {
+                view = new Document(Fields.ID, ref.id());
+                view.putAll(undo);
+            }
+        }
+        List<Object> markers = view.containsKey(Fields.MARKERS) ? view.getList(Fields.MARKERS, Object.class) : null;
+        if (markers != null) {
+            for (Object marker : markers) {
+                if (Participants.sameId(marker, lockTx)) {
+                    continue;
+                }
+                Document tx = transaction.apply(marker);
+                if (!isCommitted(tx) && tx != null) {
+                    subtractIncrement(view, ref, operationsOf.apply(tx));
+                }
+            }
+            view.put(Fields.MARKERS, new ArrayList<>());
+        }
+        return Optional.of(view);
+    }
+
+    private static boolean isCommitted(Document transaction) {
+        if (transaction == null) {
+            return false;
+        }
+        Object state = transaction.get(Fields.STATE);
+        return TransactionState.parse(state instanceof String s ? s : null)
+                .map(s -> s == TransactionState.APPLIED || s == TransactionState.DONE).orElse(false);
+    }
+
+    private static void subtractIncrement(Document view, DocumentRef ref, List<Operation> ops) {
+        for (Operation op : ops) {
+            DocumentRef other = op.document();
+            if (op instanceof Operation.Increment inc && other.target().equals(ref.target())
+                    && other.database().equals(ref.database()) && other.collection().equals(ref.collection())
+                    && Participants.sameId(other.id(), ref.id())) {
+                inc.increments().forEach((field, amount) -> {
+                    Object current = view.get(field);
+                    if (current instanceof Number n) {
+                        view.put(field, minus(n, (Number) amount));
+                    }
+                });
+            }
+        }
+    }
+
+    /** {@code a - b}, in the type of {@code a} (Decimal128 if either is). */
+    static Number minus(Number a, Number b) {
+        if (a instanceof Decimal128 || b instanceof Decimal128) {
+            return new Decimal128(toBig(a).subtract(toBig(b)));
+        }
+        if (a instanceof Double || b instanceof Double) {
+            return a.doubleValue() - b.doubleValue();
+        }
+        long result = a.longValue() - b.longValue();
+        return a instanceof Integer && result == (int) result ? (Number) (int) result : (Number) result;
+    }
+
+    private static BigDecimal toBig(Number n) {
+        if (n instanceof Decimal128 d) {
+            return d.bigDecimalValue();
+        }
+        if (n instanceof Double d) {
+            return BigDecimal.valueOf(d);
+        }
+        return BigDecimal.valueOf(n.longValue());
+    }
+}
