@@ -1,0 +1,75 @@
+package io.mongo2pc.bank;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoWriteException;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.internal.Validation;
+import org.bson.Document;
+
+import java.util.List;
+
+/**
+ * Paying an order, the payment variant of the tutorial (seed 000): in one transaction the order
+ * goes from {@code UnPaid} to {@code Paid}, the account is debited by the order's total (never
+ * below zero), and a payment record {@code pay-<order>} is inserted. Orders, payments and
+ * accounts live in the manager's database. Paying twice, or without the funds, cancels with
+ * nothing in effect. Thread-safe.
+ */
+public final class Payments {
+    public static final String ORDERS = "orders";
+    public static final String PAYMENTS = "payments";
+
+    private final TransactionManager manager;
+    private final String database;
+    private final MongoCollection<Document> orders;
+
+    public Payments(TransactionManager manager) {
+        this.manager = manager;
+        TransactionManager.Settings s = manager.settings();
+        this.database = s.database();
+        this.orders = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(database).getCollection(ORDERS)
+                .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
+    }
+
+    /** Creates {@code {_id: orderId, state: "UnPaid", total}}. */
+    public void createOrder(String orderId, long total) {
+        Validation.checkId(orderId, "order");
+        Amounts.requirePositive(total, "order total");
+        try {
+            orders.insertOne(new Document("_id", orderId).append("state", "UnPaid").append("total", total));
+        } catch (MongoWriteException e) {
+            if (e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY) {
+                throw new InvalidTransactionException("order " + orderId + " already exists");
+            }
+            throw e;
+        }
+    }
+
+    /** Pays {@code orderId} from {@code accountId}: done, or canceled with the reason (already paid, insufficient funds). */
+    public TransactionOutcome pay(String orderId, String accountId) {
+        Validation.checkId(orderId, "order");
+        Validation.checkId(accountId, "account");
+        Document order = orders.find(new Document("_id", orderId)).first();
+        if (order == null) {
+            throw new InvalidTransactionException("order " + orderId + " does not exist");
+        }
+        Object total = order.get("total");
+        Number amount = Amounts.requirePositive(total instanceof Integer i ? Long.valueOf(i) : total, "total of order " + orderId);
+        return manager.run(List.of(
+                Operation.update(DocumentRef.of(database, ORDERS, orderId), new Document("$set", new Document("state", "Paid")),
+                        new Document("state", "UnPaid").append("total", total)),
+                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", negate(amount),
+                        new Document("balance", new Document("$gte", amount))),
+                Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
+                        new Document("order", orderId).append("account", accountId).append("amount", amount))));
+    }
+
+    private static Number negate(Number amount) {
+        return amount instanceof Long l ? (Number) (-l) : new org.bson.types.Decimal128(((org.bson.types.Decimal128) amount).bigDecimalValue().negate());
+    }
+}

@@ -1,0 +1,128 @@
+package io.mongo2pc;
+
+import org.bson.Document;
+import org.bson.json.JsonParseException;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads a generic transaction written in JSON (MongoDB extended JSON), as the CLI's {@code tx}
+ * takes it:
+ * <pre>{@code
+ * {"ops": [
+ *   {"op": "insert", "target": "default", "db": "shop", "coll": "payments", "doc": {"_id": "p1", "amount": 30}},
+ *   {"op": "update", "db": "shop", "coll": "orders", "id": "o1", "update": {"$set": {"state": "Paid"}}, "guard": {"state": "UnPaid"}},
+ *   {"op": "inc", "db": "bank", "coll": "accounts", "id": "A", "inc": {"balance": -30}, "guard": {"balance": {"$gte": 30}}},
+ *   {"op": "delete", "db": "shop", "coll": "carts", "id": "c9"}
+ * ]}
+ * }</pre>
+ * {@code target} defaults to {@code default}. Anything malformed is refused with an
+ * {@link InvalidTransactionException} naming the operation and the field. Stateless.
+ */
+public final class TransactionJson {
+    private static final Set<String> KNOWN = Set.of("op", "target", "db", "coll", "id", "doc", "update", "inc", "guard");
+
+    private TransactionJson() { }
+
+    public static List<Operation> parse(String json) {
+        Document root;
+        try {
+            root = Document.parse(json);
+        } catch (JsonParseException | IllegalArgumentException e) {
+            throw new InvalidTransactionException("not a JSON object: " + e.getMessage());
+        } catch (RuntimeException e) {
+            throw new InvalidTransactionException("not a JSON object: " + e);
+        }
+        Object ops = root.get("ops");
+        if (!(ops instanceof List<?> list)) {
+            throw new InvalidTransactionException("a transaction is {\"ops\": [...]}; got keys " + root.keySet());
+        }
+        if (root.size() > 1) {
+            throw new InvalidTransactionException("unknown top-level keys " + root.keySet() + "; only \"ops\" is allowed");
+        }
+        List<Operation> operations = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            if (!(list.get(i) instanceof Document op)) {
+                throw new InvalidTransactionException("operation " + i + " is not an object: " + list.get(i));
+            }
+            operations.add(operation(i, op));
+        }
+        return operations;
+    }
+
+    private static Operation operation(int i, Document op) {
+        String where = "operation " + i;
+        for (String key : op.keySet()) {
+            if (!KNOWN.contains(key)) {
+                throw new InvalidTransactionException(where + ": unknown key '" + key + "' (known: " + KNOWN + ")");
+            }
+        }
+        String kind = string(op, "op", where);
+        String target = op.containsKey("target") ? string(op, "target", where) : DocumentRef.DEFAULT_TARGET;
+        String db = string(op, "db", where);
+        String coll = string(op, "coll", where);
+        Document guard = optionalDocument(op, "guard", where);
+        switch (kind) {
+            case "insert" -> {
+                Document doc = document(op, "doc", where);
+                if (!doc.containsKey("_id")) {
+                    throw new InvalidTransactionException(where + ": an insert's doc needs an _id");
+                }
+                if (op.containsKey("id") && !op.get("id").equals(doc.get("_id"))) {
+                    throw new InvalidTransactionException(where + ": id and doc._id differ");
+                }
+                if (guard != null) {
+                    throw new InvalidTransactionException(where + ": an insert takes no guard (it is canceled if the _id exists)");
+                }
+                return new Operation.Insert(new DocumentRef(target, db, coll, doc.get("_id")), doc);
+            }
+            case "update" -> {
+                return new Operation.Update(new DocumentRef(target, db, coll, id(op, where)), document(op, "update", where), guard);
+            }
+            case "delete" -> {
+                return new Operation.Delete(new DocumentRef(target, db, coll, id(op, where)), guard);
+            }
+            case "inc" -> {
+                return new Operation.Increment(new DocumentRef(target, db, coll, id(op, where)), document(op, "inc", where), guard);
+            }
+            default -> throw new InvalidTransactionException(where + ": unknown op '" + kind + "' (insert, update, delete, inc)");
+        }
+    }
+
+    private static Object id(Document op, String where) {
+        if (!op.containsKey("id")) {
+            throw new InvalidTransactionException(where + ": missing \"id\"");
+        }
+        return op.get("id");
+    }
+
+    private static String string(Document op, String key, String where) {
+        Object value = op.get(key);
+        if (!(value instanceof String s) || s.isEmpty()) {
+            throw new InvalidTransactionException(where + ": \"" + key + "\" must be a non-empty string, got " + value);
+        }
+        return s;
+    }
+
+    private static Document document(Document op, String key, String where) {
+        Document doc = optionalDocument(op, key, where);
+        if (doc == null) {
+            throw new InvalidTransactionException(where + ": missing \"" + key + "\" (an object)");
+        }
+        return doc;
+    }
+
+    private static Document optionalDocument(Document op, String key, String where) {
+        Object value = op.get(key);
+        if (value == null) {
+            return null;
+        }
+        if (!(value instanceof Map<?, ?>)) {
+            throw new InvalidTransactionException(where + ": \"" + key + "\" must be an object, got " + value);
+        }
+        return (Document) value;
+    }
+}
