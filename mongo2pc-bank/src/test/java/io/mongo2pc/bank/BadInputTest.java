@@ -276,6 +276,10 @@ class BadInputTest {
         refused(List.of(inc("A", "balance", Decimal128.NEGATIVE_ZERO, null)), "must not be zero");
         assertThatThrownBy(() -> bank.transfer("A", "B", Decimal128.NEGATIVE_ZERO))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("greater than zero");
+        assertThatThrownBy(() -> bank.createAccount("E", Decimal128.NaN))
+                .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("finite");
+        bank.createAccount("E", Decimal128.NEGATIVE_ZERO); // a zero balance is allowed, and must not crash
+        bank.accounts().deleteOne(new Document("_id", "E"));
     }
 
     @Test
