@@ -88,7 +88,7 @@ final class TransactionStore {
         Document filter = new Document(Fields.ID, seen.get(Fields.ID))
                 .append(Fields.STATE, seen.get(Fields.STATE))
                 .append(Fields.EPOCH, seen.containsKey(Fields.EPOCH) ? seen.get(Fields.EPOCH) : new Document("$exists", false))
-                .append(Fields.LAST_MODIFIED, seen.containsKey(Fields.LAST_MODIFIED) ? seen.get(Fields.LAST_MODIFIED) : new Document("$exists", false));
+                .append(Fields.LAST_MODIFIED, seen.containsKey(Fields.LAST_MODIFIED) ? sameStamp(seen.get(Fields.LAST_MODIFIED)) : new Document("$exists", false));
         return transactions.findOneAndUpdate(filter,
                 new Document("$set", new Document(Fields.STATE, state.stored())
                         .append(Fields.APPLICATION, application)
@@ -96,6 +96,18 @@ final class TransactionStore {
                         .append(Fields.EPOCH, epochOf(seen) + 1))
                         .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
                 new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
+    }
+
+    /**
+     * Matches the lastModified that was read. A Date is matched as the millisecond it names, not
+     * by equality: the embedded server keeps {@code $currentDate} below the millisecond but
+     * returns it in milliseconds, so an equality filter on the value read never matches there.
+     */
+    private static Object sameStamp(Object seen) {
+        if (seen instanceof Date date) {
+            return new Document("$gte", date).append("$lt", new Date(date.getTime() + 1));
+        }
+        return seen;
     }
 
     /** Cancels a queued transaction nobody has claimed. True if this call canceled it. */
