@@ -247,6 +247,7 @@ class BadInputTest {
         refused(List.of(inc("A", "pendingTransactions", 1L, null)), "'pendingTransactions' is reserved");
         refused(List.of(inc("A", "pendingTransactions.0", 1L, null)), "'pendingTransactions.0' is reserved");
         refused(List.of(inc("A", "_id", 1L, null)), "'_id' is reserved");
+        refused(List.of(inc("A", "finishedTransactions", 1L, null)), "'finishedTransactions' is reserved");
     }
 
     @Test

@@ -101,6 +101,29 @@ class FencingTest {
         assertThat(balance("B")).isEqualTo(1100L);
     }
 
+    /**
+     * Regression: a late apply of an owner paused past its lease matched again once the new owner
+     * had removed the marker (B credited after a cancel, A debited twice after a roll-forward).
+     * Fences left by the new owner refuse it; pruning the transaction removes them.
+     */
+    @Test
+    void lateApplyOfOwnerPausedPastLease_isRefusedByFence_andPruneRemovesTheFences() {
+        Bank owner = new Bank(manager("owner", pauseAt(CrashPoint.before(Step.APPLY, 0), id -> other.recover())));
+        assertThatThrownBy(() -> owner.transfer("A", "B", 100L)).isInstanceOf(LeaseLostException.class);
+        Object id = onlyTransaction().get("_id");
+        assertThat(bank.accounts().find(new Document("_id", "A")).first().getList("finishedTransactions", Object.class))
+                .containsExactly(id);
+
+        // when
+        long pruned = other.prune(Duration.ZERO);
+
+        // then
+        assertThat(pruned).isEqualTo(1);
+        assertThat(other.transactions().countDocuments()).isZero();
+        assertThat(bank.accounts().countDocuments(new Document("finishedTransactions.0", new Document("$exists", true)))).isZero();
+        assertThat(balance("A")).isEqualTo(900L);
+    }
+
     @Test
     void pausedOwner_resumingAfterTakeover_cannotMoveTheStateUnderTheNewOwner() {
         // given: the owner applied both operations and paused before the commit point; meanwhile another

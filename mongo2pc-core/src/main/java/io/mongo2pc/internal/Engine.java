@@ -58,6 +58,8 @@ public final class Engine {
         TransactionState state;
         String reason;
         long stampedNanos = System.nanoTime();
+        /** Taken over from another owner, who may still write late: leave fences where we finish. */
+        boolean fenced;
 
         Owned(Object id, long epoch, List<Operation> ops, TransactionState state, String reason) {
             this.id = id;
@@ -184,7 +186,7 @@ public final class Engine {
                     for (int i = 0; i < tx.ops.size(); i++) {
                         Operation op = tx.ops.get(i);
                         write(tx, Step.RELEASE, i, () -> {
-                            participants.release(op, tx.id);
+                            participants.release(op, tx.id, tx.fenced);
                             return null;
                         });
                     }
@@ -194,7 +196,7 @@ public final class Engine {
                     // Undo only what is in effect: the marker says which participants were applied.
                     for (int i = tx.ops.size() - 1; i >= 0; i--) {
                         Operation op = tx.ops.get(i);
-                        write(tx, Step.UNDO, i, () -> participants.undo(op, tx.id));
+                        write(tx, Step.UNDO, i, () -> participants.undo(op, tx.id, tx.fenced));
                     }
                     move(tx, CANCELED, Step.FINISH_CANCEL, null);
                 }
@@ -315,6 +317,8 @@ public final class Engine {
         hook(CrashPoint.after(Step.TAKEOVER, -1), id);
         config.metrics().takeover();
         Owned tx = new Owned(id, TransactionStore.epochOf(taken), ops, TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
+        // Only an owner that honours fences (mongo2pc, epoch >= 1) can write late; a tutorial app would not.
+        tx.fenced = tx.epoch >= 2;
         try {
             if (cancelReason != null && tx.state == PENDING) {
                 tx.reason = cancelReason;
@@ -383,9 +387,29 @@ public final class Engine {
         Instant before = retrier.call("read clock", null, null, clock::now).minus(olderThan);
         List<String> terminal = new java.util.ArrayList<>(DONE.spellings());
         terminal.addAll(CANCELED.spellings());
-        return retrier.call("prune", null, null, () -> store.collection().deleteMany(
-                new Document(Fields.STATE, new Document("$in", terminal))
-                        .append(Fields.LAST_MODIFIED, new Document("$lte", Date.from(before)))).getDeletedCount());
+        Document filter = new Document(Fields.STATE, new Document("$in", terminal))
+                .append(Fields.LAST_MODIFIED, new Document("$lte", Date.from(before)));
+        // Transactions finished by a new owner left fences on their participants: remove them first.
+        List<Object> keep = new java.util.ArrayList<>();
+        List<Document> fenced = retrier.call("find fenced", null, null, () -> store.collection()
+                .find(new Document(filter).append(Fields.EPOCH, new Document("$gte", 2L)))
+                .projection(com.mongodb.client.model.Projections.exclude("__none")).into(new java.util.ArrayList<>()));
+        for (Document tx : fenced) {
+            Object id = tx.get(Fields.ID);
+            try {
+                for (Operation op : operationsOf(tx)) {
+                    retrier.call("remove fence", id, null, () -> {
+                        participants.removeFence(op, id);
+                        return null;
+                    });
+                }
+            } catch (RuntimeException e) {
+                log.warn("kept transaction {}: cannot remove its fences: {}", id, e.getMessage());
+                keep.add(id);
+            }
+        }
+        Document delete = keep.isEmpty() ? filter : new Document(filter).append(Fields.ID, new Document("$nin", keep));
+        return retrier.call("prune", null, null, () -> store.collection().deleteMany(delete).getDeletedCount());
     }
 
     /** How many transactions are in each state. */

@@ -17,4 +17,6 @@ public final class Fields {
     public static final String OPS = "ops";
     public static final String REASON = "reason";
     public static final String CREATED = "created";
+    /** On participants: transactions finished there by a new owner; a late write of an old owner is refused. */
+    public static final String FINISHED = "finishedTransactions";
 }

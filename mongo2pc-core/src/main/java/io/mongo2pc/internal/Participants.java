@@ -17,6 +17,10 @@ import java.util.Map;
  *   <li>undo: only where the marker is present; reverses the change and removes the marker.</li>
  *   <li>release: only where the marker is present; removes it (after the commit point).</li>
  * </ul>
+ * The marker alone cannot stop a late apply of an owner that was paused past its lease: once the
+ * marker is removed the apply matches again. So an owner that took a transaction over first
+ * leaves a fence ({@code finishedTransactions}) on each participant before it releases or undoes
+ * it, and apply requires the fence to be absent. Fences are removed when the transaction is pruned.
  * Thread-safe.
  */
 final class Participants {
@@ -34,7 +38,8 @@ final class Participants {
         MongoCollection<Document> coll = targets.collection(op.document());
         Object id = op.document().id();
         if (op instanceof Operation.Increment inc) {
-            Document filter = new Document(Fields.ID, id).append(Fields.MARKERS, new Document("$ne", txId));
+            Document filter = new Document(Fields.ID, id).append(Fields.MARKERS, new Document("$ne", txId))
+                    .append(Fields.FINISHED, new Document("$ne", txId));
             // The guard is checked in the same atomic write as the change: no overdraft can slip between.
             filter.putAll(inc.guard());
             Document update = new Document("$inc", inc.increments())
@@ -49,8 +54,12 @@ final class Participants {
     }
 
     /** Reverses {@code op} if it is in effect for {@code txId}; true if this call reversed it. */
-    boolean undo(Operation op, Object txId) {
+    boolean undo(Operation op, Object txId, boolean fence) {
         MongoCollection<Document> coll = targets.collection(op.document());
+        if (fence) {
+            // Fence first: an apply landing after it is refused, one landing before it is undone below.
+            fence(coll, op, txId);
+        }
         if (op instanceof Operation.Increment inc) {
             Document negated = new Document();
             for (Map.Entry<String, Object> e : inc.increments().entrySet()) {
@@ -65,10 +74,24 @@ final class Participants {
     }
 
     /** Removes the marker of {@code txId} from the participant of {@code op}, if present. */
-    void release(Operation op, Object txId) {
+    void release(Operation op, Object txId, boolean fence) {
+        if (fence) {
+            fence(targets.collection(op.document()), op, txId);
+        }
         targets.collection(op.document()).updateOne(
                 new Document(Fields.ID, op.document().id()).append(Fields.MARKERS, txId),
                 new Document("$pull", new Document(Fields.MARKERS, txId)));
+    }
+
+    private static void fence(MongoCollection<Document> coll, Operation op, Object txId) {
+        coll.updateOne(new Document(Fields.ID, op.document().id()), new Document("$addToSet", new Document(Fields.FINISHED, txId)));
+    }
+
+    /** Removes the fence of {@code txId} from the participant of {@code op}, if any (when the transaction is pruned). */
+    void removeFence(Operation op, Object txId) {
+        targets.collection(op.document()).updateOne(
+                new Document(Fields.ID, op.document().id()).append(Fields.FINISHED, txId),
+                new Document("$pull", new Document(Fields.FINISHED, txId)));
     }
 
     private static Refusal whyNotApplied(MongoCollection<Document> coll, Operation op, Object txId) {
@@ -80,6 +103,9 @@ final class Participants {
         }
         if (current.getList(Fields.MARKERS, Object.class, java.util.List.of()).stream().anyMatch(m -> sameId(m, txId))) {
             return null; // applied before (by us with the acknowledgement lost, or by a previous owner)
+        }
+        if (current.getList(Fields.FINISHED, Object.class, java.util.List.of()).stream().anyMatch(m -> sameId(m, txId))) {
+            return new Refusal("transaction " + txId + " was already finished on " + op.document() + " by a newer owner");
         }
         return new Refusal("guard " + op.guard().toJson() + " does not hold on " + op.document());
     }

@@ -124,7 +124,7 @@ public final class Validation {
             throw new InvalidTransactionException(where + ": invalid field name '" + field + "'");
         }
         String root = field.contains(".") ? field.substring(0, field.indexOf('.')) : field;
-        if (root.equals(Fields.MARKERS) || root.equals(Fields.ID)) {
+        if (root.equals(Fields.MARKERS) || root.equals(Fields.FINISHED) || root.equals(Fields.ID)) {
             throw new InvalidTransactionException(where + ": field '" + field + "' is reserved and cannot be changed by an operation");
         }
     }
@@ -144,7 +144,7 @@ public final class Validation {
                     throw new InvalidTransactionException(where + ": guard operator '" + key + "' is not allowed (allowed: "
                             + new java.util.TreeSet<>(GUARD_OPERATORS) + ")");
                 }
-                if (!key.startsWith("$") && key.split("\\.")[0].equals(Fields.MARKERS)) {
+                if (!key.startsWith("$") && (key.split("\\.")[0].equals(Fields.MARKERS) || key.split("\\.")[0].equals(Fields.FINISHED))) {
                     throw new InvalidTransactionException(where + ": guard may not test the reserved field '" + key + "'");
                 }
                 checkGuardValue(e.getValue(), where, depth + 1);
