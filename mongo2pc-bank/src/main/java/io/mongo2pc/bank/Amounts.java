@@ -68,6 +68,9 @@ public final class Amounts {
             return new BigDecimal(d.toString());
         }
         if (number instanceof Double d) {
+            if (d.isNaN() || d.isInfinite()) {
+                throw new InvalidTransactionException("amount must be finite, got " + d);
+            }
             return BigDecimal.valueOf(d);
         }
         return BigDecimal.valueOf(((Number) number).longValue());

@@ -305,4 +305,64 @@ class TutorialCompatibilityTest {
         assertThat(otherApplication().recover(Duration.ZERO).rolledForward()).isEqualTo(1);
         mongo.invariants().expectTotal(mongo.database(), 2000L);
     }
+
+    // ---- hand-written documents with bad values: never run against the wrong accounts ----------------
+
+    static Stream<Arguments> badHandWrittenTransfers() {
+        return Stream.of(
+                Arguments.of("source", new Document("$gt", "")),
+                Arguments.of("destination", new Document("$ne", "A")),
+                Arguments.of("source", List.of("A")),
+                Arguments.of("value", -100.0),
+                Arguments.of("value", 0),
+                Arguments.of("value", "100"),
+                Arguments.of("value", Double.NaN));
+    }
+
+    /** Regression (value NaN): Amounts.toBigDecimal threw NumberFormatException, which escaped claimAndRun and left the claimed transfer pending. */
+    @ParameterizedTest(name = "[{index}] {0} = {1}")
+    @MethodSource("badHandWrittenTransfers")
+    void handWrittenQueuedTransfer_withBadValue_isCanceledByTheWorkerWithNothingApplied(String field, Object bad) {
+        // given
+        Scenario s = new Scenario("initial", false, false, false, false, Outcome.CANCELED);
+        leaveAsTutorialWould(Numbers.DOUBLE, 1.0, s, true, 1000);
+        transactions().updateOne(new Document("_id", 1.0), new Document("$set", new Document(field, bad)));
+        mongo.invariants().expectTotal(mongo.database(), 2000L);
+
+        // when
+        Optional<TransactionOutcome> outcome = otherApplication().claimAndRun();
+
+        // then
+        assertThat(outcome).isPresent();
+        assertThat(outcome.get().state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.get().reason()).contains("invalid transaction");
+        assertThat(decimal(accounts().find(new Document("_id", "A")).first().get("balance"))).isEqualByComparingTo("1000");
+        assertThat(decimal(accounts().find(new Document("_id", "B")).first().get("balance"))).isEqualByComparingTo("1000");
+    }
+
+    /**
+     * Regression: recovery built the operations of a stale transaction from its document without
+     * validating them, so a pending transfer whose source was {@code {$gt: ""}} debited whichever
+     * account the filter matched first. Now such a transaction is skipped (reported, left for a human).
+     */
+    @ParameterizedTest(name = "[{index}] {0} = {1}")
+    @MethodSource("badHandWrittenTransfers")
+    void handWrittenPendingTransfer_withBadValue_isSkippedByRecoveryAndTouchesNoAccount(String field, Object bad) {
+        // given: an account "0" that {$gt: ""} would match first
+        writeAccount("0", 500.0, null);
+        Scenario s = new Scenario("pending", false, false, false, false, Outcome.CANCELED);
+        leaveAsTutorialWould(Numbers.DOUBLE, 1.0, s, true, 1000);
+        transactions().updateOne(new Document("_id", 1.0), new Document("$set", new Document(field, bad)));
+        List<Document> before = accounts().find().into(new ArrayList<>());
+
+        // when
+        RecoveryReport report = otherApplication().recover(Duration.ZERO);
+
+        // then
+        assertThat(report.finished()).isZero();
+        assertThat(report.skipped()).isEqualTo(1);
+        assertThat(accounts().find().into(new ArrayList<>())).isEqualTo(before);
+        assertThat(transactions().find().first().getString("state")).isEqualTo("pending");
+        transactions().deleteMany(new Document()); // left for a human on purpose; remove it for the invariants
+    }
 }
