@@ -303,6 +303,9 @@ public final class Engine {
         List<Operation> ops;
         try {
             ops = operationsOf(seen);
+            // Stored by anyone (a tutorial app, a hand edit): check as strictly as a new one, but
+            // not against this instance's size limit, which may be lower than its creator's.
+            Validation.check(ops, config.targets().names(), Integer.MAX_VALUE);
         } catch (RuntimeException e) {
             log.warn("cannot recover transaction {}: {}", id, e.getMessage());
             return Optional.empty();
