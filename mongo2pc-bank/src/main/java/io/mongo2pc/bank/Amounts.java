@@ -49,7 +49,8 @@ public final class Amounts {
             return l;
         }
         if (amount instanceof Decimal128 d) {
-            if (d.isNaN() || d.isInfinite() || d.bigDecimalValue().signum() <= 0) {
+            // isNegative() first: bigDecimalValue() throws on a negative zero.
+            if (d.isNaN() || d.isInfinite() || d.isNegative() || d.bigDecimalValue().signum() <= 0) {
                 throw new InvalidTransactionException(what + " must be a finite amount greater than zero, got " + d);
             }
             return d;
@@ -60,9 +61,16 @@ public final class Amounts {
 
     static BigDecimal toBigDecimal(Object number) {
         if (number instanceof Decimal128 d) {
-            return d.bigDecimalValue();
+            if (d.isNaN() || d.isInfinite()) {
+                throw new InvalidTransactionException("amount must be finite, got " + d);
+            }
+            // Via the text: bigDecimalValue() throws on a negative zero.
+            return new BigDecimal(d.toString());
         }
         if (number instanceof Double d) {
+            if (d.isNaN() || d.isInfinite()) {
+                throw new InvalidTransactionException("amount must be finite, got " + d);
+            }
             return BigDecimal.valueOf(d);
         }
         return BigDecimal.valueOf(((Number) number).longValue());

@@ -104,18 +104,23 @@ public final class Bank {
         Validation.checkId(source, "source account");
         Validation.checkId(destination, "destination account");
         Number value = Amounts.requirePositive(amount, "transfer amount");
-        if (source.equals(destination)) {
+        // MongoDB matches an int and a long of the same value as one _id; so must these checks.
+        if (sameId(source).equals(sameId(destination))) {
             throw new InvalidTransactionException("source and destination are the same account " + source);
         }
         Set<Object> found = new java.util.HashSet<>();
         accounts.find(new Document("_id", new Document("$in", List.of(source, destination))))
-                .projection(Projections.include("_id")).forEach(d -> found.add(d.get("_id")));
+                .projection(Projections.include("_id")).forEach(d -> found.add(sameId(d.get("_id"))));
         for (Object id : List.of(source, destination)) {
-            if (!found.contains(id)) {
+            if (!found.contains(sameId(id))) {
                 throw new InvalidTransactionException("account " + id + " does not exist");
             }
         }
         return new Document("source", source).append("destination", destination).append("value", value);
+    }
+
+    private static Object sameId(Object id) {
+        return id instanceof Integer i ? Long.valueOf(i) : id;
     }
 
     /** Every account, in id order. */

@@ -259,6 +259,7 @@ public final class Engine {
                                                  java.util.function.Function<Instant, Participants.Result> write) {
         long busySince = 0;
         long backoffMs = 5;
+        int expired = 0;
         while (true) {
             renewIfDue(tx);
             Instant deadline = tx.deadline;
@@ -266,7 +267,16 @@ public final class Engine {
             Participants.Result result = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, tx.state,
                     () -> afterWrite(write.apply(deadline), step, participant, tx.id));
             switch (result.kind()) {
-                case EXPIRED -> renew(tx);
+                case EXPIRED -> {
+                    if (++expired > 3) {
+                        // Refused even right after renewals: the lease is too short for this write's latency.
+                        config.metrics().leaseLost();
+                        throw new LeaseLostException("transaction " + tx.id + ": " + step.name().toLowerCase(java.util.Locale.ROOT)
+                                + " missed the owner's deadline " + expired + " times in a row; the lease "
+                                + config.lease().toMillis() + "ms is too short for the database's latency", tx.id, tx.state);
+                    }
+                    renew(tx);
+                }
                 case BUSY -> {
                     long now = System.nanoTime();
                     busySince = busySince == 0 ? now : busySince;
@@ -385,6 +395,9 @@ public final class Engine {
         List<Operation> ops;
         try {
             ops = operationsOf(seen);
+            // Stored by anyone (a tutorial app, a hand edit): check as strictly as a new one, but
+            // not against this instance's size limit, which may be lower than its creator's.
+            Validation.check(ops, config.targets().names(), Integer.MAX_VALUE);
         } catch (RuntimeException e) {
             log.warn("cannot recover transaction {}: {}", id, e.getMessage());
             return Optional.empty();

@@ -183,7 +183,8 @@ public final class Validation {
 
     static boolean isZero(Number amount) {
         if (amount instanceof Decimal128 d) {
-            return !d.isNaN() && !d.isInfinite() && d.bigDecimalValue().signum() == 0;
+            // Via the text: bigDecimalValue() throws on a negative zero, which is zero too.
+            return !d.isNaN() && !d.isInfinite() && new BigDecimal(d.toString()).signum() == 0;
         }
         if (amount instanceof Double d) {
             return d == 0.0;

@@ -1,0 +1,309 @@
+package io.mongo2pc.bank;
+
+import io.mongo2pc.CrashHook;
+import io.mongo2pc.CrashPoint;
+import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.TransactionException;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Every way a transfer ends canceled: a guard that does not hold (insufficient funds, a credit
+ * that would overflow), an account that disappears between the existence check and the apply,
+ * and an explicit cancel by an operator, which is allowed only before the commit point and never
+ * over a live owner. Canceled always means: nothing in effect, no marker left.
+ */
+class CancelPathsTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    static final class Crash extends RuntimeException {
+        Crash(CrashPoint point) {
+            super("injected crash at " + point);
+        }
+    }
+
+    /** Throws once at {@code point}: the owning process dies there. */
+    static CrashHook crashOnceAt(CrashPoint point) {
+        AtomicBoolean armed = new AtomicBoolean(true);
+        return (reached, id) -> {
+            if (reached.equals(point) && armed.compareAndSet(true, false)) {
+                throw new Crash(reached);
+            }
+        };
+    }
+
+    TransactionManager manager;
+    Bank bank;
+
+    @BeforeEach
+    void setUp() {
+        manager = newManager("bank", Duration.ofSeconds(30), CrashHook.NONE);
+        bank = new Bank(manager);
+        bank.createAccount("A", 1000L);
+        bank.createAccount("B", 1000L);
+        mongo.invariants().expectTotal(mongo.database(), 2000L);
+    }
+
+    private TransactionManager newManager(String application, Duration lease, CrashHook hook) {
+        return Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application(application).lease(lease).crashHook(hook)).build();
+    }
+
+    private long balance(String id) {
+        return bank.accounts().find(new Document("_id", id)).first().getLong("balance");
+    }
+
+    private Document stored(Object txId) {
+        return manager.inspect(txId).orElseThrow();
+    }
+
+    private Object onlyTransactionId() {
+        return manager.transactions().find().first().get("_id");
+    }
+
+    // ---- guards ---------------------------------------------------------------------------------
+
+    @Test
+    void transfer_insufficientFunds_cancelsAndRestoresBalances() {
+        TransactionOutcome outcome = bank.transfer("A", "B", 1001L);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("guard").contains("$gte").contains("A");
+        assertThat(stored(outcome.id())).containsEntry("state", "canceled").containsEntry("reason", outcome.reason());
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(balance("B")).isEqualTo(1000L);
+    }
+
+    @Test
+    void transfer_exactBalance_isDoneAndLeavesZero() {
+        TransactionOutcome outcome = bank.transfer("A", "B", 1000L);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
+        assertThat(balance("A")).isZero();
+        assertThat(balance("B")).isEqualTo(2000L);
+    }
+
+    @Test
+    void transfer_creditWouldOverflowLongBalance_isCanceledWithNothingInEffect() {
+        // given: B is 50 short of Long.MAX_VALUE
+        bank.createAccount("RICH", Long.MAX_VALUE - 50);
+        mongo.invariants().expectTotal(mongo.database(), new java.math.BigDecimal(Long.MAX_VALUE).add(java.math.BigDecimal.valueOf(1950)));
+
+        // when
+        TransactionOutcome outcome = bank.transfer("A", "RICH", 100L);
+
+        // then: the credit guard refused it; the debit of A was undone
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("guard").contains("RICH");
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(balance("RICH")).isEqualTo(Long.MAX_VALUE - 50);
+
+        // and exactly up to the limit still works
+        assertThat(bank.transfer("A", "RICH", 50L).state()).isEqualTo(TransactionState.DONE);
+        assertThat(balance("RICH")).isEqualTo(Long.MAX_VALUE);
+        assertThat(bank.transfer("A", "RICH", 1L).state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(balance("A")).isEqualTo(950L);
+        mongo.invariants().expectTotal(mongo.database(), new java.math.BigDecimal(Long.MAX_VALUE).add(java.math.BigDecimal.valueOf(1950)));
+    }
+
+    // ---- accounts that disappear --------------------------------------------------------------
+
+    @Test
+    void transfer_destinationDeletedAfterExistenceCheck_cancelsAndRestoresSource() {
+        // given: B is deleted after the transfer checked it exists and debited A
+        TransactionManager racing = newManager("racing", Duration.ofSeconds(30), (point, id) -> {
+            if (point.equals(CrashPoint.before(Step.APPLY, 1))) {
+                bank.accounts().deleteOne(new Document("_id", "B"));
+            }
+        });
+        mongo.invariants().expectTotal(mongo.database(), 1000L);
+
+        // when
+        TransactionOutcome outcome = new Bank(racing).transfer("A", "B", 100L);
+
+        // then
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("does not exist").contains("B");
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(bank.accounts().find(new Document("_id", "A")).first().getList("pendingTransactions", Object.class)).isEmpty();
+    }
+
+    @Test
+    void transfer_sourceDeletedAfterExistenceCheck_cancelsWithNothingApplied() {
+        TransactionManager racing = newManager("racing", Duration.ofSeconds(30), (point, id) -> {
+            if (point.equals(CrashPoint.before(Step.APPLY, 0))) {
+                bank.accounts().deleteOne(new Document("_id", "A"));
+            }
+        });
+        mongo.invariants().expectTotal(mongo.database(), 1000L);
+
+        TransactionOutcome outcome = new Bank(racing).transfer("A", "B", 100L);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("does not exist").contains("A");
+        assertThat(balance("B")).isEqualTo(1000L);
+    }
+
+    // ---- explicit cancel ------------------------------------------------------------------------
+
+    @Test
+    void cancel_queuedTransaction_isCanceledAtOnceAndNeverRuns() {
+        // given
+        Object id = bank.submit("A", "B", 100L);
+
+        // when
+        TransactionOutcome outcome = manager.cancel(id, "customer changed their mind");
+
+        // then
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).isEqualTo("customer changed their mind");
+        assertThat(stored(id)).containsEntry("state", "canceled").containsEntry("reason", "customer changed their mind");
+        assertThat(manager.claimAndRun()).isEmpty();
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(balance("B")).isEqualTo(1000L);
+    }
+
+    @Test
+    void cancel_pendingTransactionWhoseOwnerLeaseExpired_undoesWhatWasApplied() throws Exception {
+        // given: an owner with a short lease dies after debiting A
+        TransactionManager owner = newManager("owner", Duration.ofMillis(200), crashOnceAt(CrashPoint.after(Step.APPLY, 0)));
+        assertThatThrownBy(() -> new Bank(owner).transfer("A", "B", 100L)).isInstanceOf(Crash.class);
+        Object id = onlyTransactionId();
+        assertThat(balance("A")).isEqualTo(900L);
+        Thread.sleep(400);
+
+        // when: another instance (same lease setting) cancels it
+        TransactionManager operator = newManager("operator", Duration.ofMillis(200), CrashHook.NONE);
+        TransactionOutcome outcome = operator.cancel(id, "operator");
+
+        // then
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(stored(id)).containsEntry("state", "canceled").containsEntry("reason", "operator")
+                .containsEntry("epoch", 2L).containsEntry("application", "operator");
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(balance("B")).isEqualTo(1000L);
+    }
+
+    @Test
+    void cancel_pendingTransactionWithLiveOwner_isRefused() {
+        // given: an owner (30 s lease) stopped after debiting A, its lease still running
+        TransactionManager owner = newManager("owner", Duration.ofSeconds(30), crashOnceAt(CrashPoint.after(Step.APPLY, 0)));
+        assertThatThrownBy(() -> new Bank(owner).transfer("A", "B", 100L)).isInstanceOf(Crash.class);
+        Object id = onlyTransactionId();
+
+        // when / then
+        assertThatThrownBy(() -> manager.cancel(id, "operator"))
+                .isInstanceOf(TransactionException.class).isNotInstanceOf(InvalidTransactionException.class)
+                .hasMessageContaining("pending").hasMessageContaining("owned by").hasMessageContaining("lease");
+        assertThat(stored(id)).containsEntry("state", "pending").containsEntry("epoch", 1L);
+        assertThat(balance("A")).isEqualTo(900L);
+
+        // finally: once the dead owner's lease has run out, recovery finishes it (rolled forward)
+        mongo.expireLeases(mongo.database());
+        assertThat(manager.recover(Duration.ZERO).rolledForward()).isEqualTo(1);
+        assertThat(balance("A")).isEqualTo(900L);
+        assertThat(balance("B")).isEqualTo(1100L);
+    }
+
+    @Test
+    void cancel_appliedTransaction_isRefusedAndItIsRolledForward() {
+        // given: the owner died right after the commit point
+        TransactionManager owner = newManager("owner", Duration.ofMillis(100), crashOnceAt(CrashPoint.after(Step.COMMIT, -1)));
+        assertThatThrownBy(() -> new Bank(owner).transfer("A", "B", 100L)).isInstanceOf(Crash.class);
+        Object id = onlyTransactionId();
+
+        // when / then
+        assertThatThrownBy(() -> manager.cancel(id, "too late"))
+                .isInstanceOf(TransactionException.class).hasMessageContaining("applied").hasMessageContaining("commit point");
+        assertThat(stored(id)).containsEntry("state", "applied");
+
+        mongo.expireLeases(mongo.database());
+        assertThat(manager.recover(Duration.ZERO).rolledForward()).isEqualTo(1);
+        assertThat(balance("A")).isEqualTo(900L);
+        assertThat(balance("B")).isEqualTo(1100L);
+    }
+
+    @Test
+    void cancel_doneTransaction_isRefused() {
+        TransactionOutcome done = bank.transfer("A", "B", 100L);
+
+        assertThatThrownBy(() -> manager.cancel(done.id(), "too late"))
+                .isInstanceOf(TransactionException.class).hasMessageContaining("done").hasMessageContaining("commit point");
+        assertThat(stored(done.id())).containsEntry("state", "done");
+        assertThat(balance("A")).isEqualTo(900L);
+    }
+
+    @Test
+    void cancel_unknownId_isInvalid() {
+        assertThatThrownBy(() -> manager.cancel("no-such-transaction", "x"))
+                .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("no transaction with id no-such-transaction");
+    }
+
+    @Test
+    void cancel_alreadyCanceled_returnsTheFirstReason() {
+        TransactionOutcome canceled = bank.transfer("A", "B", 5000L);
+
+        TransactionOutcome again = manager.cancel(canceled.id(), "second");
+
+        assertThat(again.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(again.reason()).isEqualTo(canceled.reason());
+    }
+
+    @Test
+    void cancel_staleCancelingTransaction_finishesTheUndo() throws Exception {
+        // given: an owner began canceling (the credit to RICH would overflow, refused after A was debited)
+        // and died before undoing the debit
+        bank.createAccount("RICH", Long.MAX_VALUE);
+        mongo.invariants().expectTotal(mongo.database(), new java.math.BigDecimal(Long.MAX_VALUE).add(java.math.BigDecimal.valueOf(2000)));
+        TransactionManager owner = newManager("owner", Duration.ofMillis(100), crashOnceAt(CrashPoint.after(Step.BEGIN_CANCEL, -1)));
+        assertThatThrownBy(() -> new Bank(owner).transfer("A", "RICH", 100L)).isInstanceOf(Crash.class);
+        Object id = onlyTransactionId();
+        assertThat(stored(id)).containsEntry("state", "canceling");
+        assertThat(balance("A")).isEqualTo(900L);
+        Thread.sleep(300);
+
+        // when
+        TransactionOutcome outcome = newManager("operator", Duration.ofMillis(100), CrashHook.NONE).cancel(id, "operator");
+
+        // then: canceled, with the reason the owner recorded
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("guard");
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(balance("RICH")).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void cancel_whileOwnerDiesBeforeFirstApply_leavesNothingInEffect() throws Exception {
+        AtomicReference<Object> seen = new AtomicReference<>();
+        TransactionManager owner = newManager("owner", Duration.ofMillis(100), (point, id) -> {
+            if (point.equals(CrashPoint.before(Step.APPLY, 0))) {
+                seen.set(id);
+                throw new Crash(point);
+            }
+        });
+        assertThatThrownBy(() -> new Bank(owner).transfer("A", "B", 100L)).isInstanceOf(Crash.class);
+        Thread.sleep(300);
+
+        TransactionOutcome outcome = newManager("operator", Duration.ofMillis(100), CrashHook.NONE).cancel(seen.get(), null);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).isEqualTo("canceled by request");
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(balance("B")).isEqualTo(1000L);
+    }
+}

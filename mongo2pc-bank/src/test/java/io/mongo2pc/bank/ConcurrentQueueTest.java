@@ -1,0 +1,206 @@
+package io.mongo2pc.bank;
+
+import com.mongodb.client.MongoClient;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Guarantees 2 and 5 under concurrency: many workers of two applications, on separate clients,
+ * drain one queue; each queued transfer is claimed and run by exactly one of them, and the final
+ * balances are exactly the replay of the transfers that ended {@code done}. Many threads
+ * transferring directly between a few hot accounts never overdraw one and conserve the total.
+ */
+class ConcurrentQueueTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    private static final int ACCOUNTS = 20;
+    private static final long OPENING = 1_000L;
+
+    private TransactionManager manager(MongoClient client, String application) {
+        return Bank.configure(TransactionManager.builder().target("default", client).database(mongo.database())
+                .application(application)).build();
+    }
+
+    private static String account(int i) {
+        return String.format("acc%02d", i);
+    }
+
+    @Test
+    void queue_drainedByEightWorkersOfTwoApplications_eachTransferRunsExactlyOnce() throws Exception {
+        // given: 20 accounts and 300 queued random transfers, some larger than any balance can cover
+        TransactionManager requester = manager(mongo.client(), "requester");
+        Bank bank = new Bank(requester);
+        for (int i = 0; i < ACCOUNTS; i++) {
+            bank.createAccount(account(i), OPENING);
+        }
+        mongo.invariants().expectTotal(mongo.database(), ACCOUNTS * OPENING);
+        Random random = new Random(42);
+        List<Object> queued = new ArrayList<>();
+        for (int n = 0; n < 300; n++) {
+            int from = random.nextInt(ACCOUNTS);
+            int to = (from + 1 + random.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
+            long amount = 1 + random.nextInt(n % 10 == 0 ? 3_000 : 600);
+            queued.add(bank.submit(account(from), account(to), amount));
+        }
+        assertThat(requester.counts().get(TransactionState.INITIAL)).isEqualTo(300L);
+
+        // when: 8 threads, 4 on each of two managers with their own clients and application names
+        List<TransactionManager> workers = List.of(manager(mongo.newClient(), "worker-one"), manager(mongo.newClient(), "worker-two"));
+        Map<Object, List<String>> runs = new ConcurrentHashMap<>();
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            TransactionManager worker = workers.get(t % 2);
+            String name = worker.settings().application() + "#" + t;
+            futures.add(pool.submit(() -> {
+                start.await();
+                try {
+                    while (true) {
+                        Optional<TransactionOutcome> outcome = worker.claimAndRun();
+                        if (outcome.isEmpty()) {
+                            return null;
+                        }
+                        runs.computeIfAbsent(outcome.get().id(), id -> new CopyOnWriteArrayList<>())
+                                .add(name + ":" + outcome.get().state().stored());
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                    throw e;
+                }
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : futures) {
+            f.get(60, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+
+        // then: no errors; each transfer claimed and run exactly once, by one of the workers
+        assertThat(errors).isEmpty();
+        assertThat(runs.keySet()).containsExactlyInAnyOrderElementsOf(queued);
+        assertThat(runs.values()).allSatisfy(r -> assertThat(r).as("runs of one transaction").hasSize(1));
+        Map<TransactionState, Long> counts = requester.counts();
+        assertThat(counts.get(TransactionState.DONE) + counts.get(TransactionState.CANCELED)).isEqualTo(300L);
+        assertThat(counts.get(TransactionState.CANCELED)).as("some transfers cannot be covered").isPositive();
+        assertThat(counts.get(TransactionState.DONE)).isPositive();
+
+        // and: the balances are the replay of exactly the done transfers
+        Map<Object, Long> expected = new HashMap<>();
+        for (int i = 0; i < ACCOUNTS; i++) {
+            expected.put(account(i), OPENING);
+        }
+        for (Document tx : requester.transactions().find()) {
+            String state = tx.getString("state");
+            String runBy = runs.get(tx.get("_id")).get(0);
+            assertThat(runBy).as("outcome reported = outcome stored for %s", tx.get("_id")).endsWith(":" + state);
+            assertThat(tx.getString("application")).isIn("worker-one", "worker-two");
+            assertThat(runBy).startsWith(tx.getString("application") + "#");
+            if (state.equals("done")) {
+                long value = tx.getLong("value");
+                expected.merge(tx.get("source"), -value, Long::sum);
+                expected.merge(tx.get("destination"), value, Long::sum);
+            } else {
+                assertThat(state).isEqualTo("canceled");
+                assertThat(tx.getString("reason")).contains("guard");
+            }
+        }
+        Map<Object, Long> actual = new HashMap<>();
+        bank.accounts().find().forEach(d -> actual.put(d.get("_id"), d.getLong("balance")));
+        assertThat(actual).isEqualTo(expected);
+    }
+
+    @Test
+    void transfers_manyThreadsOnThreeHotAccounts_neverOverdrawAndConserveTheTotal() throws Exception {
+        // given: three hot accounts
+        List<TransactionManager> managers = List.of(manager(mongo.client(), "hot-one"), manager(mongo.newClient(), "hot-two"));
+        Bank setup = new Bank(managers.get(0));
+        List<String> hot = List.of("H1", "H2", "H3");
+        for (String id : hot) {
+            setup.createAccount(id, 500L);
+        }
+        mongo.invariants().expectTotal(mongo.database(), 1_500L);
+
+        // a watcher reading balances the whole time: a guarded debit must never show a negative balance
+        AtomicBoolean running = new AtomicBoolean(true);
+        AtomicLong negativeSeen = new AtomicLong();
+        Thread watcher = new Thread(() -> {
+            while (running.get()) {
+                for (Document d : setup.accounts().find().projection(new Document("pendingTransactions", 0))) {
+                    if (((Number) d.get("balance")).longValue() < 0) {
+                        negativeSeen.incrementAndGet();
+                    }
+                }
+            }
+        });
+        watcher.start();
+
+        // when: 8 threads, 60 transfers each, random direction, amounts up to 400
+        Map<Object, TransactionOutcome> outcomes = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            Bank bank = new Bank(managers.get(t % 2));
+            Random random = new Random(t);
+            futures.add(pool.submit(() -> {
+                for (int n = 0; n < 60; n++) {
+                    List<String> pair = new ArrayList<>(hot);
+                    Collections.shuffle(pair, random);
+                    TransactionOutcome o = bank.transfer(pair.get(0), pair.get(1), 1 + random.nextInt(400));
+                    assertThat(outcomes.put(o.id(), o)).isNull();
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : futures) {
+            f.get(60, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+        running.set(false);
+        watcher.join();
+
+        // then
+        assertThat(negativeSeen.get()).as("negative balances seen while transfers ran").isZero();
+        assertThat(outcomes).hasSize(480);
+        assertThat(outcomes.values()).anyMatch(TransactionOutcome::isCanceled).anyMatch(TransactionOutcome::isDone);
+        Map<Object, Long> expected = new HashMap<>(Map.of("H1", 500L, "H2", 500L, "H3", 500L));
+        for (Document tx : managers.get(0).transactions().find()) {
+            TransactionOutcome o = outcomes.get(tx.get("_id"));
+            assertThat(tx.getString("state")).isEqualTo(o.state().stored());
+            if (o.isDone()) {
+                expected.merge(tx.get("source"), -tx.getLong("value"), Long::sum);
+                expected.merge(tx.get("destination"), tx.getLong("value"), Long::sum);
+            }
+        }
+        Map<Object, Long> actual = new HashMap<>();
+        setup.accounts().find().forEach(d -> actual.put(d.get("_id"), d.getLong("balance")));
+        assertThat(actual).isEqualTo(expected);
+        assertThat(actual.values()).allSatisfy(b -> assertThat(b).isNotNegative());
+    }
+}

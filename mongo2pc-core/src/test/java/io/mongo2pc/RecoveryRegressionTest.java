@@ -1,0 +1,96 @@
+package io.mongo2pc;
+
+import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Regression tests for bugs found in recovery, each named after what broke. */
+class RecoveryRegressionTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    static final class Crash extends RuntimeException {
+        Crash() {
+            super("injected crash");
+        }
+    }
+
+    TransactionManager recoverer;
+
+    @BeforeEach
+    void setUp() {
+        recoverer = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                .application("recoverer").lease(Duration.ofMillis(100)).build();
+        mongo.client().getDatabase(mongo.database()).getCollection("accounts").insertMany(List.of(
+                new Document("_id", "A").append("balance", 1000L).append("pendingTransactions", List.of()),
+                new Document("_id", "B").append("balance", 1000L).append("pendingTransactions", List.of())));
+        mongo.invariants().expectTotal(mongo.database(), 2000L);
+    }
+
+    private List<Operation> transfer(long amount) {
+        return List.of(
+                Operation.increment(DocumentRef.of(mongo.database(), "accounts", "A"), "balance", -amount,
+                        new Document("balance", new Document("$gte", amount))),
+                Operation.increment(DocumentRef.of(mongo.database(), "accounts", "B"), "balance", amount, null));
+    }
+
+    private TransactionManager crashingAt(CrashPoint point) {
+        AtomicBoolean armed = new AtomicBoolean(true);
+        return TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("owner").lease(Duration.ofMillis(100))
+                .crashHook((reached, id) -> {
+                    if (reached.equals(point) && armed.compareAndSet(true, false)) {
+                        throw new Crash();
+                    }
+                }).build();
+    }
+
+    private long balance(String id) {
+        return mongo.client().getDatabase(mongo.database()).getCollection("accounts")
+                .find(new Document("_id", id)).first().getLong("balance");
+    }
+
+    /**
+     * The embedded server keeps {@code $currentDate} at sub-millisecond precision but returns it
+     * in milliseconds, so the takeover's equality filter on the lastModified it had read never
+     * matched: no transaction stamped by mongo2pc itself could ever be recovered or canceled.
+     */
+    @Test
+    void takeover_lastModifiedStampedByServerWithSubMillisecondPrecision_stillMatches() throws Exception {
+        // given: an owner stamped lastModified with $currentDate, then died after the first apply
+        assertThatThrownBy(() -> crashingAt(CrashPoint.after(Step.APPLY, 0)).run(transfer(100))).isInstanceOf(Crash.class);
+        Thread.sleep(200);
+
+        // when
+        RecoveryReport report = recoverer.recover();
+
+        // then
+        assertThat(report.rolledForward()).isEqualTo(1);
+        assertThat(report.skipped()).isZero();
+        assertThat(balance("A")).isEqualTo(900L);
+        assertThat(balance("B")).isEqualTo(1100L);
+    }
+
+    @Test
+    void cancel_ofStalePendingStampedByServer_succeeds() throws Exception {
+        assertThatThrownBy(() -> crashingAt(CrashPoint.after(Step.APPLY, 0)).run(transfer(100))).isInstanceOf(Crash.class);
+        Object id = recoverer.transactions().find().first().get("_id");
+        Thread.sleep(200);
+
+        TransactionOutcome outcome = recoverer.cancel(id, "operator");
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(balance("B")).isEqualTo(1000L);
+    }
+}
