@@ -169,8 +169,8 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
     protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit,
                                          int batchSize, Document fieldSelector) {
         String idField = getIdField();
-        if (idField != null && query.size() > 1) {
-            Object id = equalityValue(query.get(idField));
+        if (idField != null) {
+            Object id = requiredId(query, idField);
             Index<Integer> idIndex = id == null ? null : idIndex(idField);
             if (idIndex != null) {
                 Integer position = idIndex.getPosition(new Document(idField, id));
@@ -188,6 +188,25 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
             }
         }
         return null;
+    }
+
+    /**
+     * The id every matching document must have: from a top-level {@code _id} equality, or one inside
+     * a top-level {@code $and} (the driver renders {@code Filters.and(...)} that way). Null if none.
+     */
+    private static Object requiredId(Document query, String idField) {
+        Object id = equalityValue(query.get(idField));
+        if (id == null && query.get("$and") instanceof List<?> clauses) {
+            for (Object clause : clauses) {
+                if (clause instanceof Document document) {
+                    id = requiredId(document, idField);
+                    if (id != null) {
+                        return id;
+                    }
+                }
+            }
+        }
+        return id;
     }
 
     /** The value an {@code _id} condition requires equality with, or null if it is not a plain equality. */
