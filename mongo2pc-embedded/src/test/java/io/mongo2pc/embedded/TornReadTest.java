@@ -35,7 +35,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class TornReadTest {
 
     private static final int DOCS = 4;
-    private static final int FILLER_FIELDS = 60;
+    private static final int FILLER_FIELDS = 200;
 
     @TempDir
     Path dir;
