@@ -1,15 +1,14 @@
 package io.mongo2pc.embedded;
 
-import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
-import de.bwaldvogel.mongo.backend.h2.H2Backend;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import io.mongo2pc.embedded.internal.DurableBackend;
+import io.mongo2pc.embedded.internal.DurableStore;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -18,48 +17,85 @@ import java.util.Optional;
  * 127.0.0.1 by the real MongoDB driver.
  *
  * <p>{@link #inMemory()} keeps everything in memory; {@link #onDisk(Path)} keeps data in a folder so
- * it survives a restart. Thread-safe; {@link #close()} stops the server.
+ * it survives a restart and a crash: no write is acknowledged before it is forced to disk, and
+ * after a crash (even kill -9) the folder holds every acknowledged write and is one consistent
+ * point in time. Both kinds never hand out a document half-updated by a concurrent write, and look
+ * {@code _id} up for any filter with {@code _id} equality. See docs/EMBEDDED.md for what it does
+ * not do.
+ *
+ * <p>Thread-safe; {@link #close()} stops the server (and flushes and unlocks the data folder).
  */
 public final class EmbeddedServer implements AutoCloseable {
 
+    /** Netty worker threads; requests wait for the disk on them, so allow one per busy connection. */
+    private static final int WORKER_THREADS = Integer.getInteger("mongo2pc.embedded.workerThreads", 64);
+
     private final Path dataDir;
-    private final MongoServer server;
+    private final long compactThreshold;
+    private DurableStore store;
+    private MongoServer server;
     private InetSocketAddress address;
 
-    private EmbeddedServer(Path dataDir) {
+    private EmbeddedServer(Path dataDir, long compactThreshold) {
         this.dataDir = dataDir;
-        this.server = new MongoServer(createBackend(dataDir));
+        this.compactThreshold = compactThreshold;
     }
 
     /** A server whose data lives in memory only and is gone when it stops. */
     public static EmbeddedServer inMemory() {
-        return new EmbeddedServer(null);
+        return new EmbeddedServer(null, 0);
     }
 
     /** A server whose data is kept in {@code dataDir} (created if missing). */
     public static EmbeddedServer onDisk(Path dataDir) {
+        return onDisk(dataDir, DurableStore.DEFAULT_COMPACT_THRESHOLD);
+    }
+
+    /**
+     * Like {@link #onDisk(Path)}, compacting the log into a new snapshot once it outgrows
+     * {@code compactThresholdBytes} (or the snapshot, whichever is larger).
+     */
+    public static EmbeddedServer onDisk(Path dataDir, long compactThresholdBytes) {
         Objects.requireNonNull(dataDir, "dataDir");
+        if (compactThresholdBytes < 1) {
+            throw new IllegalArgumentException("compactThresholdBytes must be positive, was " + compactThresholdBytes);
+        }
         try {
             Files.createDirectories(dataDir);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + dataDir, e);
         }
-        return new EmbeddedServer(dataDir);
+        return new EmbeddedServer(dataDir, compactThresholdBytes);
     }
 
-    private static MongoBackend createBackend(Path dataDir) {
-        if (dataDir == null) {
-            return new MemoryBackend();
-        }
-        return new H2Backend(dataDir.resolve("mongo2pc.mv").toString());
-    }
-
-    /** Starts listening on 127.0.0.1:{@code port}; port 0 picks a free one. Returns this server. */
+    /**
+     * Opens the data (recovering it after a crash) and starts listening on 127.0.0.1:{@code port};
+     * port 0 picks a free one. Returns this server.
+     *
+     * @throws IllegalStateException if already started, or if another server uses the data folder
+     */
     public synchronized EmbeddedServer start(int port) {
         if (address != null) {
             throw new IllegalStateException("server already started at " + uri());
         }
-        server.bind("127.0.0.1", port);
+        DurableBackend backend;
+        if (dataDir == null) {
+            backend = DurableBackend.inMemory();
+        } else {
+            try {
+                store = DurableStore.open(dataDir, compactThreshold);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open data directory " + dataDir, e);
+            }
+            backend = DurableBackend.onDisk(store);
+        }
+        server = new MongoServer(backend);
+        try {
+            server.bind(new InetSocketAddress("127.0.0.1", port), 0, WORKER_THREADS);
+        } catch (RuntimeException e) {
+            closeStore();
+            throw e;
+        }
         address = server.getLocalAddress();
         return this;
     }
@@ -89,7 +125,18 @@ public final class EmbeddedServer implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        server.shutdownNow();
+        if (server != null) {
+            server.shutdownNow();
+            server = null;
+        }
+        closeStore();
         address = null;
+    }
+
+    private void closeStore() {
+        if (store != null) {
+            store.close();
+            store = null;
+        }
     }
 }

@@ -1,0 +1,251 @@
+package io.mongo2pc.bench.embedded;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.InsertManyOptions;
+import com.mongodb.client.model.Updates;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
+
+/**
+ * Throughput of the embedded server in its own JVM ({@code ServerMain}), reached by the real driver
+ * over loopback:
+ * <ol>
+ *   <li>simple updates by {@code _id} ({@code $inc}) against {@code --in-memory} and {@code --data}
+ *       at 1, 4 and 16 client threads, side by side;</li>
+ *   <li>guarded updates ({@code {_id: k, balance: {$gte: 1}, pendingTransactions: {$ne: t}}}) at
+ *       100 and at 100,000 documents.</li>
+ * </ol>
+ * Options: {@code --seconds S} per measurement (default 5), {@code --warmup S} (default 5),
+ * {@code --threads 1,4,16}, {@code --big 100000}. Prints progress, then a Markdown summary.
+ */
+public final class EmbeddedThroughput {
+
+    private static int seconds = 5;
+    private static int warmup = 5;
+    private static int[] threadCounts = {1, 4, 16};
+    private static int bigDocs = 100_000;
+
+    public static void main(String[] args) throws Exception {
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+                case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+                case "--threads" -> threadCounts = Stream.of(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--big" -> bigDocs = Integer.parseInt(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+            }
+        }
+        System.out.printf("machine: %d cores, %s %s, java %s%n", Runtime.getRuntime().availableProcessors(),
+                System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.version"));
+
+        Map<String, Map<Integer, Double>> simple = new LinkedHashMap<>();
+        for (String mode : List.of("--in-memory", "--data")) {
+            Path data = mode.equals("--data") ? Files.createTempDirectory("mongo2pc-bench") : null;
+            try (ServerProcess server = ServerProcess.start(mode, data)) {
+                System.out.println("server " + mode + " at " + server.uri);
+                try (MongoClient client = client(server.uri, 32)) {
+                    MongoCollection<Document> accounts = load(client, 1000);
+                    Map<Integer, Double> rates = new LinkedHashMap<>();
+                    for (int threads : threadCounts) {
+                        double rate = measure("simple updates " + mode + " threads=" + threads, threads, () -> {
+                            String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
+                            accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
+                        });
+                        rates.put(threads, rate);
+                    }
+                    simple.put(mode, rates);
+                }
+            } finally {
+                deleteTree(data);
+            }
+        }
+
+        Map<String, Map<Integer, Double>> guarded = new LinkedHashMap<>();
+        for (String mode : List.of("--in-memory", "--data")) {
+            Path data = mode.equals("--data") ? Files.createTempDirectory("mongo2pc-bench") : null;
+            try (ServerProcess server = ServerProcess.start(mode, data)) {
+                System.out.println("server " + mode + " at " + server.uri);
+                try (MongoClient client = client(server.uri, 8)) {
+                    Map<Integer, Double> rates = new LinkedHashMap<>();
+                    // the first round at 100 documents only warms the server's JIT up; it is not reported
+                    for (int docs : new int[] {100, 100, bigDocs}) {
+                        MongoCollection<Document> accounts = load(client, docs);
+                        double rate = measure("guarded updates " + mode + " docs=" + docs, 1, () -> {
+                            String id = "acc-" + ThreadLocalRandom.current().nextInt(docs);
+                            Bson filter = Filters.and(Filters.eq("_id", id), Filters.gte("balance", 1),
+                                    Filters.ne("pendingTransactions", "t-" + id));
+                            accounts.updateOne(filter, Updates.inc("balance", -1));
+                        });
+                        rates.put(docs, rate);
+                    }
+                    guarded.put(mode, rates);
+                }
+            } finally {
+                deleteTree(data);
+            }
+        }
+
+        System.out.println();
+        System.out.println("## Simple updates by _id (1000 accounts), updates/s");
+        System.out.println();
+        System.out.println("| client threads | --in-memory | --data | --data / --in-memory |");
+        System.out.println("|---:|---:|---:|---:|");
+        for (int threads : threadCounts) {
+            double mem = simple.get("--in-memory").get(threads);
+            double disk = simple.get("--data").get(threads);
+            System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %.2f |%n", threads, mem, disk, disk / mem);
+        }
+        System.out.println();
+        System.out.println("## Guarded updates by _id (1 client thread), updates/s");
+        System.out.println();
+        System.out.println("| server | 100 docs | " + String.format(Locale.ROOT, "%,d", bigDocs) + " docs | ratio |");
+        System.out.println("|---|---:|---:|---:|");
+        for (Map.Entry<String, Map<Integer, Double>> e : guarded.entrySet()) {
+            double small = e.getValue().get(100);
+            double big = e.getValue().get(bigDocs);
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %.2f |%n", e.getKey(), small, big, big / small);
+        }
+    }
+
+    private static MongoClient client(String uri, int poolSize) {
+        return MongoClients.create(MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString(uri))
+                .applyToConnectionPoolSettings(p -> p.maxSize(poolSize))
+                .build());
+    }
+
+    /** Fills accounts with {@code docs} accounts acc-0..acc-(docs-1), adding only the missing ones. */
+    private static MongoCollection<Document> load(MongoClient client, int docs) {
+        MongoCollection<Document> accounts = client.getDatabase("bench").getCollection("accounts");
+        long existing = accounts.countDocuments();
+        List<Document> batch = new ArrayList<>();
+        for (long i = existing; i < docs; i++) {
+            batch.add(new Document("_id", "acc-" + i).append("balance", 1_000_000_000).append("pendingTransactions", List.of()));
+            if (batch.size() == 1000) {
+                accounts.insertMany(batch, new InsertManyOptions().ordered(true));
+                batch.clear();
+            }
+        }
+        if (!batch.isEmpty()) {
+            accounts.insertMany(batch);
+        }
+        System.out.printf("loaded %,d accounts%n", accounts.countDocuments());
+        return accounts;
+    }
+
+    private static double measure(String name, int threads, Runnable operation) throws InterruptedException {
+        LongAdder count = new LongAdder();
+        AtomicBoolean counting = new AtomicBoolean(false);
+        AtomicBoolean running = new AtomicBoolean(true);
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread worker = new Thread(() -> {
+                while (running.get()) {
+                    operation.run();
+                    if (counting.get()) {
+                        count.increment();
+                    }
+                }
+            });
+            worker.start();
+            workers.add(worker);
+        }
+        Thread.sleep(TimeUnit.SECONDS.toMillis(warmup));
+        counting.set(true);
+        long start = System.nanoTime();
+        for (int s = 0; s < seconds; s++) {
+            Thread.sleep(1000);
+            System.out.printf(Locale.ROOT, "  %s: %ds, %,d ops%n", name, s + 1, count.sum());
+        }
+        long ops = count.sum();
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        running.set(false);
+        for (Thread worker : workers) {
+            worker.join();
+        }
+        double rate = ops / elapsed;
+        System.out.printf(Locale.ROOT, "%s: %,.0f ops/s%n", name, rate);
+        return rate;
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (dir == null) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    /** ServerMain in its own JVM with this JVM's classpath. */
+    static final class ServerProcess implements AutoCloseable {
+        final Process process;
+        final String uri;
+
+        private ServerProcess(Process process, String uri) {
+            this.process = process;
+            this.uri = uri;
+        }
+
+        static ServerProcess start(String mode, Path data) throws IOException {
+            return start(mode, data, List.of());
+        }
+
+        static ServerProcess start(String mode, Path data, List<String> jvmOptions) throws IOException {
+            List<String> command = new ArrayList<>();
+            command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            command.addAll(jvmOptions);
+            command.addAll(List.of("-cp", System.getProperty("java.class.path"),
+                    "io.mongo2pc.embedded.ServerMain", "--port", "0", mode));
+            if (data != null) {
+                command.add(data.toString());
+            }
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            while ((line = out.readLine()) != null) {
+                int at = line.indexOf("mongodb://127.0.0.1:");
+                if (at >= 0) {
+                    String uri = line.substring(at).split("\\s")[0];
+                    Thread drain = new Thread(() -> out.lines().forEach(l -> { }));
+                    drain.setDaemon(true);
+                    drain.start();
+                    return new ServerProcess(process, uri);
+                }
+                System.out.println("server: " + line);
+            }
+            throw new IOException("ServerMain exited with " + process.onExit().join().exitValue() + " before listening");
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+            }
+        }
+    }
+}

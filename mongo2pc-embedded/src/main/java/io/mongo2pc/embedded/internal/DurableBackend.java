@@ -1,0 +1,135 @@
+package io.mongo2pc.embedded.internal;
+
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.AbstractMongoBackend;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerError;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import de.bwaldvogel.mongo.wire.message.MongoQuery;
+import io.netty.channel.Channel;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The embedded server's backend: upstream's command handling over {@link DurableDatabase}s, with
+ * optional durability through a {@link DurableStore}.
+ *
+ * <p>With a store, no reply leaves a request before every change appended so far (its own and any
+ * it could have seen) is forced to disk, so an acknowledged write survives a crash and a client
+ * never sees data a crash could take back. Without a store everything stays in memory.
+ *
+ * <p>Thread-safe.
+ */
+public final class DurableBackend extends AbstractMongoBackend {
+
+    private final DurableStore store;
+    private volatile Journal journal = Journal.NONE;
+    private final Journal delegatingJournal = record -> journal.append(record);
+
+    private DurableBackend(DurableStore store) {
+        this.store = store;
+    }
+
+    /** A backend whose data lives in memory only. */
+    public static DurableBackend inMemory() {
+        return new DurableBackend(null);
+    }
+
+    /** A backend holding what {@code store} recovered, journaling every change to it. Starts the store. */
+    public static DurableBackend onDisk(DurableStore store) {
+        DurableBackend backend = new DurableBackend(store);
+        backend.restore(store.recoveredState());
+        backend.journal = store;
+        store.start();
+        return backend;
+    }
+
+    private void restore(StoreState state) {
+        for (Map.Entry<String, Map<String, StoreState.CollectionState>> db : state.databases.entrySet()) {
+            DurableDatabase database = (DurableDatabase) resolveDatabase(db.getKey());
+            for (Map.Entry<String, StoreState.CollectionState> entry : db.getValue().entrySet()) {
+                StoreState.CollectionState saved = entry.getValue();
+                CollectionOptions options = saved.idField == null
+                        ? CollectionOptions.withoutIdField() : CollectionOptions.withIdField(saved.idField);
+                MongoCollection<?> collection = database.createCollectionOrThrowIfExists(entry.getKey(), options);
+                saved.indexes.values().forEach(database::restoreIndex);
+                for (Document document : saved.documents.values()) {
+                    collection.addDocument(document);
+                }
+            }
+        }
+    }
+
+    @Override
+    protected MongoDatabase openOrCreateDatabase(String databaseName) {
+        return new DurableDatabase(databaseName, getCursorRegistry(), delegatingJournal);
+    }
+
+    @Override
+    public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+        beforeRequest(command, query);
+        try {
+            return super.handleCommand(channel, databaseName, command, query);
+        } finally {
+            afterRequest();
+        }
+    }
+
+    @Override
+    public Document handleMessage(MongoMessage message) {
+        if (store != null) {
+            store.checkUsable();
+        }
+        try {
+            return super.handleMessage(message);
+        } finally {
+            afterRequest();
+        }
+    }
+
+    @Override
+    public QueryResult handleQuery(MongoQuery query) {
+        if (store != null) {
+            store.checkUsable();
+        }
+        try {
+            return super.handleQuery(query);
+        } finally {
+            afterRequest();
+        }
+    }
+
+    @Override
+    public void dropDatabase(String databaseName) {
+        super.dropDatabase(databaseName);
+        journal.append(new LogRecord(LogRecord.Type.DROP_DATABASE, databaseName, null, null));
+    }
+
+    private void beforeRequest(String command, Document query) {
+        if (store == null) {
+            return;
+        }
+        store.checkUsable();
+        if ("renameCollection".equalsIgnoreCase(command)) {
+            throw new MongoServerError(115, "renameCollection is not supported by the on-disk embedded server");
+        }
+        if ("aggregate".equalsIgnoreCase(command) && query.get("pipeline") instanceof List<?> pipeline) {
+            for (Object stage : pipeline) {
+                if (stage instanceof Document d && (d.containsKey("$out") || d.containsKey("$merge"))) {
+                    throw new MongoServerError(115, "$out and $merge are not supported by the on-disk embedded server");
+                }
+            }
+        }
+    }
+
+    /** Holds the reply until everything this request could have written or read is on disk. */
+    private void afterRequest() {
+        if (store != null) {
+            store.awaitAppended();
+        }
+    }
+}

@@ -1,0 +1,227 @@
+package io.mongo2pc.embedded.internal;
+
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.DocumentWithPosition;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.bson.ObjectId;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Date;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+/**
+ * A collection held in memory that never changes a stored document in place, looks {@code _id}
+ * up before applying the rest of a filter, and reports every change to a {@link Journal}.
+ *
+ * <p>Why copy-on-write: upstream updates mutate the stored document field by field while another
+ * request may be serializing the same object outside the collection lock (a torn read). Here every
+ * query hands out deep copies, upstream's in-place update therefore mutates a private copy, and
+ * {@link #handleUpdate} swaps that copy in as the new stored document. Stored documents are thus
+ * immutable, which also lets the log writer encode them without a lock.
+ *
+ * <p>Thread-safe: all mutations run under the collection's monitor (upstream's synchronized methods).
+ */
+final class DurableCollection extends AbstractSynchronizedMongoCollection<Integer> {
+
+    private final List<Document> documents = new ArrayList<>();
+    private final ArrayDeque<Integer> freePositions = new ArrayDeque<>();
+    private final AtomicInteger dataSize = new AtomicInteger();
+    private final Journal journal;
+    private volatile boolean dropped;
+
+    DurableCollection(MongoDatabase database, String name, CollectionOptions options,
+                      CursorRegistry cursorRegistry, Journal journal) {
+        super(database, name, options, cursorRegistry);
+        this.journal = journal;
+    }
+
+    void markDropped() {
+        dropped = true;
+    }
+
+    private void record(LogRecord record) {
+        if (!dropped) {
+            journal.append(record);
+        }
+    }
+
+    @Override
+    protected void updateDataSize(int sizeDelta) {
+        dataSize.addAndGet(sizeDelta);
+    }
+
+    @Override
+    protected int getDataSize() {
+        return dataSize.get();
+    }
+
+    @Override
+    protected Integer addDocumentInternal(Document document) {
+        Integer position = freePositions.poll();
+        if (position == null) {
+            position = documents.size();
+            documents.add(document);
+        } else {
+            documents.set(position, document);
+        }
+        record(LogRecord.put(getDatabaseName(), getCollectionName(), document));
+        return position;
+    }
+
+    @Override
+    protected void handleUpdate(Integer position, Document oldDocument, Document newDocument) {
+        // newDocument is the private copy the query handed out, now updated: it becomes the stored one.
+        documents.set(position, newDocument);
+        record(LogRecord.put(getDatabaseName(), getCollectionName(), newDocument));
+    }
+
+    @Override
+    protected void removeDocument(Integer position) {
+        Document removed = documents.set(position, null);
+        freePositions.add(position);
+        if (removed != null) {
+            String idField = getIdField() == null ? "_id" : getIdField();
+            record(LogRecord.delete(getDatabaseName(), getCollectionName(), idField, removed.get(idField)));
+        }
+    }
+
+    @Override
+    protected Document getDocument(Integer position) {
+        return documents.get(position);
+    }
+
+    @Override
+    protected Integer findDocumentPosition(Document document) {
+        for (int i = 0; i < documents.size(); i++) {
+            Document candidate = documents.get(i);
+            if (candidate != null && candidate.equals(document)) {
+                return i;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    protected Stream<DocumentWithPosition<Integer>> streamAllDocumentsWithPosition() {
+        return IntStream.range(0, documents.size())
+                .filter(i -> documents.get(i) != null)
+                .mapToObj(i -> new DocumentWithPosition<>(documents.get(i), i));
+    }
+
+    @Override
+    public synchronized int count() {
+        return documents.size() - freePositions.size();
+    }
+
+    @Override
+    public synchronized int count(Document query, int skip, int limit) {
+        return super.count(query, skip, limit);
+    }
+
+    @Override
+    public synchronized boolean isEmpty() {
+        return count() == 0;
+    }
+
+    @Override
+    protected QueryResult matchDocuments(Document query, Document orderBy, int numberToSkip, int limit,
+                                         int batchSize, Document fieldSelector) {
+        Stream<Document> all = (isNaturalDescending(orderBy)
+                ? IntStream.iterate(documents.size() - 1, i -> i >= 0, i -> i - 1)
+                : IntStream.range(0, documents.size()))
+                .mapToObj(documents::get)
+                .filter(d -> d != null);
+        return matchDocumentsFromStream(all, query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    /**
+     * Filters the stored documents and hands out deep copies (see the class comment); the copies
+     * are taken under the collection lock, so each is one consistent version.
+     */
+    @Override
+    protected QueryResult matchDocumentsFromStream(Document query, Stream<Document> documentStream, int numberToSkip,
+                                                   int limit, int batchSize, Comparator<Document> documentComparator,
+                                                   Document fieldSelector) {
+        Stream<Document> copies = documentStream
+                .filter(document -> documentMatchesQuery(document, query))
+                .map(Document::cloneDeeply);
+        return super.matchDocumentsFromStream(query, copies, numberToSkip, limit, batchSize, documentComparator,
+                fieldSelector);
+    }
+
+    /**
+     * A filter with {@code _id} equality (plus any other conditions) looks the document up in the
+     * {@code _id} index and applies the whole filter to it alone, instead of scanning. Upstream
+     * only uses an index when the filter is exactly {@code {_id: v}}.
+     */
+    @Override
+    protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit,
+                                         int batchSize, Document fieldSelector) {
+        String idField = getIdField();
+        if (idField != null) {
+            Object id = requiredId(query, idField);
+            Index<Integer> idIndex = id == null ? null : idIndex(idField);
+            if (idIndex != null) {
+                Integer position = idIndex.getPosition(new Document(idField, id));
+                List<Integer> positions = position == null ? List.of() : List.of(position);
+                return matchDocuments(query, positions, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+            }
+        }
+        return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    private Index<Integer> idIndex(String idField) {
+        for (Index<Integer> index : getIndexes()) {
+            if (index.isUnique() && index.getKeys().size() == 1 && index.getKeys().get(0).getKey().equals(idField)) {
+                return index;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The id every matching document must have: from a top-level {@code _id} equality, or one inside
+     * a top-level {@code $and} (the driver renders {@code Filters.and(...)} that way). Null if none.
+     */
+    private static Object requiredId(Document query, String idField) {
+        Object id = equalityValue(query.get(idField));
+        if (id == null && query.get("$and") instanceof List<?> clauses) {
+            for (Object clause : clauses) {
+                if (clause instanceof Document document) {
+                    id = requiredId(document, idField);
+                    if (id != null) {
+                        return id;
+                    }
+                }
+            }
+        }
+        return id;
+    }
+
+    /** The value an {@code _id} condition requires equality with, or null if it is not a plain equality. */
+    private static Object equalityValue(Object condition) {
+        if (condition instanceof Document document) {
+            if (document.size() == 1 && document.containsKey("$eq")) {
+                return plainValue(document.get("$eq"));
+            }
+            return null;
+        }
+        return plainValue(condition);
+    }
+
+    private static Object plainValue(Object value) {
+        return value instanceof String || value instanceof Integer || value instanceof Long
+                || value instanceof ObjectId || value instanceof UUID || value instanceof Date ? value : null;
+    }
+}

@@ -1,0 +1,496 @@
+package io.mongo2pc.embedded.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The on-disk home of an embedded server's data: a snapshot plus a write-ahead log, with group
+ * commit.
+ *
+ * <p>Files in the data directory: {@code snapshot.dat} (a complete image of the data; header
+ * {@code magic, nextWalGeneration}, records, an end record), {@code wal-N.log} (records appended
+ * since the snapshot, generation N, replayed in order from the snapshot's next generation), and
+ * {@code mongo2pc.lock} (held with an OS file lock while a server uses the directory).
+ *
+ * <p>Guarantees: {@link #append} orders records as the backend applies them; {@link #awaitDurable}
+ * returns only once the record and all before it are forced to disk. After a crash, {@link #open}
+ * restores exactly a prefix of the appended records (a torn tail is detected by length and CRC and
+ * cut off), writes a fresh snapshot and starts a new log. While running, when the log outgrows
+ * {@code max(compactThreshold, snapshot size)}, the writer switches to a new log and a background
+ * thread writes a new snapshot, so the files stay bounded by about twice the data size.
+ *
+ * <p>Thread-safe. One writer thread does all log I/O; request threads only enqueue and wait.
+ */
+public final class DurableStore implements Journal, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(DurableStore.class);
+
+    static final String SNAPSHOT = "snapshot.dat";
+    static final String SNAPSHOT_TMP = "snapshot.tmp";
+    static final String LOCK = "mongo2pc.lock";
+    private static final Pattern WAL_NAME = Pattern.compile("wal-(\\d+)\\.log");
+    private static final int SNAPSHOT_MAGIC = 0x4D325053;
+    private static final int WAL_MAGIC = 0x4D32574C;
+    private static final int WAL_HEADER_BYTES = 12;
+
+    /** Default log size that triggers a compaction while running (also grows with the snapshot). */
+    public static final long DEFAULT_COMPACT_THRESHOLD = 64L * 1024 * 1024;
+
+    private final Path dir;
+    private final FileChannel lockChannel;
+    private final FileLock fileLock;
+    private final long compactThreshold;
+
+    private final StoreState state;
+    private FileChannel wal;
+    private long walGeneration;
+    private long snapshotBytes;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition hasWork = lock.newCondition();
+    private final Condition durable = lock.newCondition();
+    private ArrayList<LogRecord> pending = new ArrayList<>();
+    private volatile long appendedLsn;
+    private volatile long durableLsn;
+    private volatile Throwable failure;
+    private boolean closing;
+    private boolean closed;
+
+    private Thread writer;
+    private final ExecutorService compactor = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "mongo2pc-compactor");
+        t.setDaemon(true);
+        return t;
+    });
+    private Future<?> compaction;
+    private volatile long compactions;
+
+    private DurableStore(Path dir, FileChannel lockChannel, FileLock fileLock, long compactThreshold) {
+        this.dir = dir;
+        this.lockChannel = lockChannel;
+        this.fileLock = fileLock;
+        this.compactThreshold = compactThreshold;
+        this.state = new StoreState();
+    }
+
+    /**
+     * Locks {@code dir}, restores the data from its snapshot and log, compacts them into a new
+     * snapshot and starts a new log. Call {@link #start()} once the backend holds the data.
+     *
+     * @throws IllegalStateException if another server holds the directory
+     */
+    public static DurableStore open(Path dir, long compactThreshold) throws IOException {
+        Files.createDirectories(dir);
+        Path lockFile = dir.resolve(LOCK);
+        FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock fileLock;
+        try {
+            fileLock = lockChannel.tryLock();
+        } catch (OverlappingFileLockException e) {
+            fileLock = null;
+        }
+        if (fileLock == null) {
+            lockChannel.close();
+            throw new IllegalStateException("data directory " + dir.toAbsolutePath()
+                    + " is in use by another embedded server (lock file " + lockFile.toAbsolutePath()
+                    + " is held); stop that server or use another --data directory");
+        }
+        DurableStore store = new DurableStore(dir, lockChannel, fileLock, compactThreshold);
+        try {
+            store.recover();
+        } catch (IOException | RuntimeException e) {
+            store.releaseLock();
+            throw e;
+        }
+        return store;
+    }
+
+    /** The recovered data; read it before {@link #start()}, never after. */
+    StoreState recoveredState() {
+        return state;
+    }
+
+    private void recover() throws IOException {
+        long nextWal = 1;
+        long start = System.nanoTime();
+        Path snapshot = dir.resolve(SNAPSHOT);
+        if (Files.exists(snapshot)) {
+            nextWal = readSnapshot(snapshot);
+        }
+        Files.deleteIfExists(dir.resolve(SNAPSHOT_TMP));
+        long replayed = 0;
+        long generation = nextWal;
+        while (Files.exists(walPath(generation))) {
+            long[] result = replayWal(generation);
+            replayed += result[0];
+            if (result[1] > 0) {
+                log.warn("cut a torn tail of {} bytes from {} (records that were never acknowledged)",
+                        result[1], walPath(generation));
+                break;
+            }
+            generation++;
+        }
+        long newGeneration = Math.max(generation, maxWalGeneration()) + 1;
+        snapshotBytes = writeSnapshot(state, newGeneration);
+        deleteWalsBelow(Long.MAX_VALUE);
+        openWal(newGeneration);
+        log.info("opened {}: {} documents, {} log records replayed, in {} ms", dir, state.documentCount(), replayed,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+    }
+
+    private long readSnapshot(Path snapshot) throws IOException {
+        ByteBuffer in = map(snapshot);
+        if (in.remaining() < 12 || in.getInt() != SNAPSHOT_MAGIC) {
+            throw new IOException("not a mongo2pc snapshot: " + snapshot);
+        }
+        long nextWal = in.getLong();
+        while (true) {
+            LogRecord record = LogRecord.readFrom(in);
+            if (record == null) {
+                throw new IOException("snapshot " + snapshot + " is corrupt at byte " + in.position()
+                        + " (snapshots are written to a temporary file and renamed, so this is not a crash)");
+            }
+            if (record.type == LogRecord.Type.SNAPSHOT_END) {
+                return nextWal;
+            }
+            state.apply(record);
+        }
+    }
+
+    /** Returns {records applied, bytes cut off}. */
+    private long[] replayWal(long generation) throws IOException {
+        Path path = walPath(generation);
+        ByteBuffer in = map(path);
+        if (in.remaining() < WAL_HEADER_BYTES) {
+            return new long[] {0, in.remaining()};
+        }
+        if (in.getInt() != WAL_MAGIC || in.getLong() != generation) {
+            throw new IOException("not a mongo2pc log of generation " + generation + ": " + path);
+        }
+        long count = 0;
+        LogRecord record;
+        while ((record = LogRecord.readFrom(in)) != null) {
+            state.apply(record);
+            count++;
+        }
+        return new long[] {count, in.remaining()};
+    }
+
+    private static ByteBuffer map(Path path) throws IOException {
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            long size = channel.size();
+            if (size > Integer.MAX_VALUE) {
+                throw new IOException(path + " is larger than 2 GiB, which this store does not support");
+            }
+            MappedByteBuffer buffer = channel.map(FileChannel.MapMode.READ_ONLY, 0, size);
+            return buffer;
+        }
+    }
+
+    private long writeSnapshot(StoreState image, long nextWal) throws IOException {
+        Path tmp = dir.resolve(SNAPSHOT_TMP);
+        long size;
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            ByteBuf buf = Unpooled.buffer(1 << 20);
+            buf.writeInt(SNAPSHOT_MAGIC).writeLong(nextWal);
+            image.forEachRecord(record -> {
+                record.writeTo(buf);
+                if (buf.readableBytes() >= (1 << 20)) {
+                    drain(buf, channel);
+                }
+            });
+            new LogRecord(LogRecord.Type.SNAPSHOT_END, null, null, null).writeTo(buf);
+            drain(buf, channel);
+            channel.force(true);
+            size = channel.size();
+        }
+        Files.move(tmp, dir.resolve(SNAPSHOT), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        syncDirectory();
+        return size;
+    }
+
+    private static void drain(ByteBuf buf, FileChannel channel) {
+        try {
+            ByteBuffer nio = buf.nioBuffer();
+            while (nio.hasRemaining()) {
+                channel.write(nio);
+            }
+            buf.clear();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void openWal(long generation) throws IOException {
+        FileChannel channel = FileChannel.open(walPath(generation), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        ByteBuffer header = ByteBuffer.allocate(WAL_HEADER_BYTES).putInt(WAL_MAGIC).putLong(generation).flip();
+        while (header.hasRemaining()) {
+            channel.write(header);
+        }
+        channel.force(true);
+        syncDirectory();
+        FileChannel old = wal;
+        wal = channel;
+        walGeneration = generation;
+        if (old != null) {
+            old.close();
+        }
+    }
+
+    private void syncDirectory() throws IOException {
+        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
+            channel.force(true);
+        } catch (IOException e) {
+            log.debug("cannot fsync directory {} on this platform", dir, e);
+        }
+    }
+
+    private Path walPath(long generation) {
+        return dir.resolve("wal-" + generation + ".log");
+    }
+
+    private List<Long> walGenerations() throws IOException {
+        List<Long> generations = new ArrayList<>();
+        try (Stream<Path> files = Files.list(dir)) {
+            files.forEach(file -> {
+                Matcher m = WAL_NAME.matcher(file.getFileName().toString());
+                if (m.matches()) {
+                    generations.add(Long.parseLong(m.group(1)));
+                }
+            });
+        }
+        return generations;
+    }
+
+    private long maxWalGeneration() throws IOException {
+        return walGenerations().stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
+    private void deleteWalsBelow(long generation) throws IOException {
+        for (long g : walGenerations()) {
+            if (g < generation) {
+                Files.deleteIfExists(walPath(g));
+            }
+        }
+        syncDirectory();
+    }
+
+    /** Starts the log writer; from now on the backend's changes are appended. */
+    public synchronized void start() {
+        if (writer != null) {
+            return;
+        }
+        writer = new Thread(this::writeLoop, "mongo2pc-log-writer");
+        writer.setDaemon(true);
+        writer.start();
+    }
+
+    @Override
+    public long append(LogRecord record) {
+        lock.lock();
+        try {
+            checkUsable();
+            pending.add(record);
+            long lsn = ++appendedLsn;
+            if (pending.size() == 1) {
+                hasWork.signal();
+            }
+            return lsn;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Blocks until every record appended so far is on disk. */
+    public void awaitAppended() {
+        awaitDurable(appendedLsn);
+    }
+
+    /** Blocks until record {@code lsn} and all before it are on disk. */
+    public void awaitDurable(long lsn) {
+        if (durableLsn >= lsn) {
+            return;
+        }
+        lock.lock();
+        try {
+            while (durableLsn < lsn) {
+                if (failure != null) {
+                    throw new IllegalStateException("the write-ahead log in " + dir + " failed; the write is not durable",
+                            failure);
+                }
+                durable.awaitUninterruptibly();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Throws if the store can no longer make writes durable (it then refuses all requests). */
+    public void checkUsable() {
+        if (failure != null) {
+            throw new IllegalStateException("the write-ahead log in " + dir + " failed; refusing requests", failure);
+        }
+        if (closed) {
+            throw new IllegalStateException("the store in " + dir + " is closed");
+        }
+    }
+
+    private void writeLoop() {
+        ByteBuf buf = Unpooled.buffer(1 << 16);
+        try {
+            while (true) {
+                List<LogRecord> batch;
+                long batchEnd;
+                lock.lock();
+                try {
+                    while (pending.isEmpty() && !closing) {
+                        hasWork.awaitUninterruptibly();
+                    }
+                    if (pending.isEmpty()) {
+                        return;
+                    }
+                    batch = pending;
+                    pending = new ArrayList<>(Math.max(16, batch.size()));
+                    batchEnd = appendedLsn;
+                } finally {
+                    lock.unlock();
+                }
+                buf.clear();
+                for (LogRecord record : batch) {
+                    record.writeTo(buf);
+                    state.apply(record);
+                }
+                ByteBuffer nio = buf.nioBuffer();
+                while (nio.hasRemaining()) {
+                    wal.write(nio);
+                }
+                wal.force(false);
+                lock.lock();
+                try {
+                    durableLsn = batchEnd;
+                    durable.signalAll();
+                } finally {
+                    lock.unlock();
+                }
+                maybeCompact();
+            }
+        } catch (Throwable t) {
+            log.error("write-ahead log writer failed; the server refuses further requests", t);
+            lock.lock();
+            try {
+                failure = t;
+                durable.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private void maybeCompact() throws IOException {
+        if (wal.position() < Math.max(compactThreshold, snapshotBytes)) {
+            return;
+        }
+        if (compaction != null && !compaction.isDone()) {
+            return;
+        }
+        long newGeneration = walGeneration + 1;
+        openWal(newGeneration);
+        StoreState image = state.copy();
+        compaction = compactor.submit(() -> {
+            try {
+                snapshotBytes = writeSnapshot(image, newGeneration);
+                deleteWalsBelow(newGeneration);
+                compactions++;
+                log.info("compacted {} into a snapshot of {} bytes", dir, snapshotBytes);
+            } catch (IOException | RuntimeException e) {
+                log.warn("compaction of {} failed; the log is kept and compaction retried later", dir, e);
+            }
+        });
+    }
+
+    /** How many compactions finished while running (for tests and monitoring). */
+    public long compactions() {
+        return compactions;
+    }
+
+    /** Flushes and stops the writer, then releases the directory. Idempotent. */
+    @Override
+    public void close() {
+        Thread w;
+        synchronized (this) {
+            w = writer;
+        }
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closing = true;
+            hasWork.signal();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            if (w != null) {
+                w.join();
+            }
+            Future<?> running = compaction;
+            if (running != null) {
+                running.get();
+            }
+        } catch (Exception e) {
+            log.warn("while closing {}", dir, e);
+        }
+        compactor.shutdown();
+        lock.lock();
+        try {
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            if (wal != null) {
+                wal.force(true);
+                wal.close();
+            }
+        } catch (IOException e) {
+            log.warn("while closing the log in {}", dir, e);
+        }
+        releaseLock();
+    }
+
+    private void releaseLock() {
+        try {
+            fileLock.release();
+            lockChannel.close();
+        } catch (IOException e) {
+            log.warn("cannot release the lock on {}", dir, e);
+        }
+    }
+}
