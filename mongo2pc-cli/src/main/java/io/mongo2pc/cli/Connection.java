@@ -108,8 +108,28 @@ final class Connection implements AutoCloseable {
         } catch (MongoException e) {
             client.close();
             throw new CliException(ExitCodes.NOT_OK, "cannot reach MongoDB at " + redact(cs) + " within " + seconds
-                    + "s: " + firstLine(e.getMessage()), e);
+                    + "s: " + why(e), e);
         }
+    }
+
+    /** The useful part of a driver error: for a server selection timeout, what the last connection attempt said. */
+    private static String why(MongoException e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("caused by \\{([^}]*)\\}").matcher(message);
+        String cause = null;
+        while (m.find()) {
+            cause = m.group(1);
+        }
+        if (cause == null) {
+            m = java.util.regex.Pattern.compile("exception=\\{([^}]*)\\}").matcher(message);
+            if (m.find()) {
+                cause = m.group(1);
+            }
+        }
+        if (e instanceof com.mongodb.MongoTimeoutException) {
+            return "no server answered" + (cause == null ? "" : " (" + cause.trim() + ")");
+        }
+        return firstLine(message);
     }
 
     private static String redact(ConnectionString cs) {
