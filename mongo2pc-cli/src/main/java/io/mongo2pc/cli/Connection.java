@@ -137,12 +137,15 @@ final class Connection implements AutoCloseable {
         return cs.getPassword() == null ? text : text.replace(new String(cs.getPassword()), "****");
     }
 
+    /** The first line of a message, without the driver's long description of the cluster. */
     static String firstLine(String message) {
         if (message == null) {
             return "";
         }
         int nl = message.indexOf('\n');
-        return nl < 0 ? message : message.substring(0, nl);
+        String line = nl < 0 ? message : message.substring(0, nl);
+        int cluster = line.indexOf(" Client view of cluster state");
+        return cluster < 0 ? line : line.substring(0, cluster);
     }
 
     static String rootMessage(Throwable e) {

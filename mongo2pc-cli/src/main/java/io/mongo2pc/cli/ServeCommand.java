@@ -41,8 +41,12 @@ final class ServeCommand extends BaseCommand {
         EmbeddedServer server;
         try {
             server = (dir == null ? EmbeddedServer.inMemory() : EmbeddedServer.onDisk(dir)).start(port);
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
             String why = Connection.rootMessage(e);
+            if (e instanceof java.net.BindException || why.contains("Address already in use")) {
+                throw new CliException(ExitCodes.NOT_OK, "cannot listen on 127.0.0.1:" + port
+                        + ": the port is in use (pick another with --port, or --port 0 for a free one)", e);
+            }
             if (dir != null && (why.contains("in use") || why.toLowerCase(java.util.Locale.ROOT).contains("lock"))) {
                 throw new CliException(ExitCodes.NOT_OK, "data directory " + dir + " is in use by another process: " + why, e);
             }

@@ -144,6 +144,9 @@ class CliProcessIT {
         Running server = start(dir, "serve", "--port", "0", "--data", data.toString());
         String uri = serve(server);
         assertThat(read(data.resolve("server.uri")).trim()).isEqualTo(uri);
+        Result second = run("serve", "--port", "0", "--data", data.toString());
+        assertThat(second.exitCode()).as("a second server on the same data: " + second).isEqualTo(1);
+        assertThat(second.err()).contains("in use");
 
         assertThat(run("--uri", uri, "accounts", "create", "A", "100").exitCode()).isZero();
         assertThat(run("--uri", uri, "accounts", "create", "B", "0").exitCode()).isZero();
@@ -181,14 +184,19 @@ class CliProcessIT {
 
         Running w1 = start(dir, "--uri", uri, "--db", "drain", "--app", "w1", "worker", "--drain", "--threads", "2");
         Running w2 = start(dir, "--uri", uri, "--db", "drain", "--app", "w2", "worker", "--drain", "--threads", "2");
+        Running w3 = start(dir, "--uri", uri, "--db", "drain", "--app", "w3", "worker");
         Result r1 = w1.await(Duration.ofSeconds(90));
         Result r2 = w2.await(Duration.ofSeconds(90));
+        w3.process().destroy(); // SIGTERM: a worker without --drain stops cleanly
+        Result r3 = w3.await(Duration.ofSeconds(20));
 
         assertThat(r1.exitCode()).as(r1.toString()).isZero();
         assertThat(r2.exitCode()).as(r2.toString()).isZero();
+        assertThat(r3.exitCode()).as(r3.toString()).isZero();
+        assertThat(r3.out()).contains("worker stopped");
         Result verify = run("--uri", uri, "--db", "drain", "verify", "--expect-total", "10000", "--json");
         assertThat(verify.exitCode()).as(verify.toString()).isZero();
-        ledger.assertEveryTransferFinishedOnceAndBalancesReplay(List.of("w1", "w2"));
+        ledger.assertEveryTransferFinishedOnceAndBalancesReplay(List.of("w1", "w2", "w3"));
     }
 
     @Test
@@ -203,21 +211,34 @@ class CliProcessIT {
             Thread.sleep(20);
         }
         assertThat(ledger.count("done")).as("the victim worker ran transfers: " + victim.output()).isPositive();
-        victim.process().destroyForcibly(); // kill -9: whatever it was running is left half-done
+        // Freeze it (SIGSTOP) until it is caught in the middle of a transfer, then kill -9 it there.
+        long leftOpen = 0;
+        for (int attempt = 0; attempt < 200 && leftOpen == 0; attempt++) {
+            signal("STOP", victim.process());
+            leftOpen = ledger.count("pending") + ledger.count("applied") + ledger.count("canceling");
+            if (leftOpen == 0) {
+                signal("CONT", victim.process());
+                Thread.sleep(5);
+            }
+        }
+        victim.process().destroyForcibly();
         victim.process().waitFor(10, TimeUnit.SECONDS);
-        long leftOpen = ledger.count("pending") + ledger.count("applied") + ledger.count("canceling");
+        assertThat(leftOpen).as("the victim was killed in the middle of a transfer").isPositive();
 
         Running rescuer = start(dir, "--uri", uri, "--db", "kill", "--app", "rescuer", "--lease", "2s", "worker",
                 "--drain", "--threads", "2", "--scan-period", "200ms");
         Result rescued = rescuer.await(Duration.ofSeconds(90));
 
         assertThat(rescued.exitCode()).as(rescued.toString()).isZero();
-        if (leftOpen > 0) {
-            assertThat(rescued.out()).contains("recovered stale transactions");
-        }
+        assertThat(rescued.out()).contains("recovered stale transactions");
         Result verify = run("--uri", uri, "--db", "kill", "verify", "--expect-total", "10000", "--json");
         assertThat(verify.exitCode()).as(verify.toString()).isZero();
         ledger.assertEveryTransferFinishedOnceAndBalancesReplay(List.of("victim", "rescuer"));
+    }
+
+    private static void signal(String name, Process process) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, String.valueOf(process.pid())).inheritIO().start();
+        assertThat(kill.waitFor()).as("kill -" + name).isZero();
     }
 
     /** Accounts and queued transfers written with the library; checks the end state by replaying the done transfers. */
