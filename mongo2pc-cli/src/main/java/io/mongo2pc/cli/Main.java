@@ -23,7 +23,8 @@ import java.util.Arrays;
 @Command(name = "mongo2pc", mixinStandardHelpOptions = true, version = "mongo2pc 0.1.0",
         description = "Multi-document transactions on MongoDB with the two-phase-commit protocol of MongoDB's "
                 + "tutorial \"Perform Two Phase Commits\".",
-        footer = {"", "Without --uri, commands use the embedded server with its data in ./mongo2pc-data.",
+        footer = {"", "Without --uri, commands use the embedded server; its data lives in the folder",
+                "mongo2pc-data of the current directory (or they join `mongo2pc serve` running there).",
                 "Exit codes: 0 ok; 1 not ok or unexpected error; 2 bad input; 3 canceled / cannot cancel."},
         subcommands = {
                 ServeCommand.class,

@@ -11,7 +11,9 @@ import org.bson.Document;
 import org.bson.types.ObjectId;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestWatcher;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
@@ -28,6 +30,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CommandsTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    /** A failed test drops its database, so what it left half-done cannot fail the invariant checks of the next ones. */
+    @RegisterExtension
+    static TestWatcher dropOnFailure = new TestWatcher() {
+        @Override
+        public void testFailed(ExtensionContext context, Throwable cause) {
+            mongo.client().getDatabase(mongo.database()).drop();
+        }
+    };
 
     CliRunner cli;
 
