@@ -60,8 +60,9 @@ final class Connection implements AutoCloseable {
             String why = rootMessage(e);
             if (why.contains("in use") || why.toLowerCase(java.util.Locale.ROOT).contains("lock")) {
                 throw new CliException(ExitCodes.NOT_OK, "the embedded data directory ./" + dataDir
-                        + " is in use by another process (" + why + "); if `mongo2pc serve` runs on it, pass its --uri "
-                        + "(e.g. --uri mongodb://127.0.0.1:PORT), or stop that process", e);
+                        + " is in use by another process (" + why + "). To share it, run `mongo2pc serve` on it "
+                        + "(other commands here then connect to it by themselves) or pass --uri mongodb://127.0.0.1:PORT "
+                        + "of a running server; or stop the other process", e);
             }
             throw new CliException(ExitCodes.NOT_OK, "cannot start the embedded server on ./" + dataDir + ": " + why, e);
         }
