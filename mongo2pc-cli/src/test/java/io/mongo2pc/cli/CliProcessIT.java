@@ -177,6 +177,20 @@ class CliProcessIT {
     }
 
     @Test
+    void demo_inACleanDirectory_onTheEmbeddedServer_thenVerifyIsOk() throws Exception {
+        Result demo = start(dir, "demo").await(Duration.ofSeconds(60));
+
+        assertThat(demo.exitCode()).as(demo.toString()).isZero();
+        assertThat(demo.out()).contains("embedded server on ./mongo2pc-data", "CRASH at", "recovery: 3 rolled forward, 1 canceled",
+                "Demo finished: the books balance");
+        assertThat(dir.resolve("mongo2pc-data")).isDirectory();
+        Result verify = run("verify", "--expect-total", "5000", "--json");
+        assertThat(verify.exitCode()).as(verify.toString()).isZero();
+        assertThat(verify.json().get("ok").asBoolean()).isTrue();
+        assertThat(verify.json().get("accounts").asInt()).isEqualTo(5);
+    }
+
+    @Test
     void twoWorkerProcesses_drainAQueueTogether_eachTransferDoneExactlyOnce() throws Exception {
         String uri = serveInMemory();
         Ledger ledger = new Ledger(client(uri), "drain", 10, 1000);
