@@ -53,8 +53,11 @@ final class DemoCommand extends BaseCommand {
 
     /** What the demo throws from its crash hook: the process "dies" between two protocol writes. */
     static final class SimulatedCrash extends RuntimeException {
+        private final transient Object transactionId;
+
         SimulatedCrash(CrashPoint point, Object transactionId) {
             super("simulated crash at " + point + " of transaction " + transactionId, null, false, false);
+            this.transactionId = transactionId;
         }
     }
 
@@ -181,15 +184,11 @@ final class DemoCommand extends BaseCommand {
             Map<Object, Crash> crashed = new LinkedHashMap<>();
             for (Crash crash : crashes) {
                 armed.set(crash.point());
-                Object before = latestId(teller, crash);
                 try {
                     TransactionOutcome outcome = crashyBank.transfer(crash.source(), crash.destination(), crash.amount());
                     say("  (no crash: transfer " + printable(outcome.id()) + " " + outcome.state().stored() + ")");
                 } catch (SimulatedCrash e) {
-                    Object id = latestId(teller, crash);
-                    if (id != null && !id.equals(before)) {
-                        crashed.put(id, crash);
-                    }
+                    crashed.put(e.transactionId, crash);
                     say("  CRASH at " + crash.point() + ": " + crash.story());
                 } finally {
                     armed.set(null);
@@ -276,14 +275,6 @@ final class DemoCommand extends BaseCommand {
             }
         }
         return max + 1;
-    }
-
-    /** The id of the latest transfer between the crash's accounts (the crashed transfer, once it is written). */
-    private static Object latestId(TransactionManager manager, Crash crash) {
-        Document latest = manager.transactions().find(Filters.and(Filters.eq("source", crash.source()),
-                        Filters.eq("destination", crash.destination()), Filters.eq("value", crash.amount())))
-                .projection(Projections.include("_id")).sort(new Document("_id", -1)).limit(1).first();
-        return latest == null ? null : latest.get("_id");
     }
 
     private static boolean allTerminal(TransactionManager manager, Iterable<Object> ids) {
