@@ -42,6 +42,7 @@ final class WorkerCommand extends BaseCommand {
     Duration scanPeriod;
 
     private final AtomicBoolean stop = new AtomicBoolean();
+    private volatile Duration leaseShown = Duration.ZERO;
     private final AtomicLong done = new AtomicLong();
     private final AtomicLong canceled = new AtomicLong();
     private final AtomicLong rolledForward = new AtomicLong();
@@ -51,6 +52,8 @@ final class WorkerCommand extends BaseCommand {
     private final AtomicLong nextScan = new AtomicLong();
     private final AtomicLong nextDrainCheck = new AtomicLong();
     private final AtomicBoolean drained = new AtomicBoolean();
+    private final AtomicLong zeroCounts = new AtomicLong();
+    private final AtomicLong lastOpen = new AtomicLong(-1);
 
     @Override
     int run() throws InterruptedException {
@@ -62,6 +65,7 @@ final class WorkerCommand extends BaseCommand {
         }
         try (Session session = open()) {
             TransactionManager manager = session.manager();
+            leaseShown = manager.settings().lease();
             say(stamp() + " worker " + manager.settings().owner() + ": " + threads + " thread(s) on "
                     + session.connection().description() + ", database " + session.database() + ", lease "
                     + DurationConverter.format(manager.settings().lease()) + "; "
@@ -157,13 +161,23 @@ final class WorkerCommand extends BaseCommand {
         for (TransactionState state : TransactionState.open()) {
             open += counts.getOrDefault(state, 0L);
         }
-        return open == 0;
+        lastOpen.set(open);
+        // The counts are separate queries: a transaction moving fast could slip between them, so
+        // "nothing open" must be seen twice in a row before the worker leaves.
+        if (open > 0) {
+            zeroCounts.set(0);
+            return false;
+        }
+        return zeroCounts.incrementAndGet() >= 2;
     }
 
     private String progress() {
+        long open = lastOpen.get();
         return "done " + done.get() + ", canceled " + canceled.get() + ", recovered " + rolledForward.get()
                 + " rolled forward + " + recoveredCanceled.get() + " canceled, lost to others " + lost.get()
-                + ", errors " + errors.get();
+                + ", errors " + errors.get() + (drain && open > 0 ? "; waiting for " + open
+                + " open transaction(s) (claimed by other processes, or stale until their lease of "
+                + DurationConverter.format(leaseShown) + " runs out)" : "");
     }
 
     private static String stamp() {
