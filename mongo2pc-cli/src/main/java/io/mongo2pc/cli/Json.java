@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.DecimalNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.bson.BsonValue;
@@ -27,7 +28,7 @@ import java.util.UUID;
 final class Json {
     static final ObjectMapper MAPPER = new ObjectMapper()
             .configure(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN, true);
-    private static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private Json() { }
 
@@ -68,13 +69,13 @@ final class Json {
             return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : NODES.numberNode(d);
         }
         if (v instanceof Decimal128 d) {
-            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : NODES.numberNode(d.bigDecimalValue());
+            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : DecimalNode.valueOf(d.bigDecimalValue());
         }
         if (v instanceof BigDecimal b) {
-            return NODES.numberNode(b);
+            return DecimalNode.valueOf(b);
         }
         if (v instanceof Number n) {
-            return NODES.numberNode(new BigDecimal(n.toString()));
+            return DecimalNode.valueOf(new BigDecimal(n.toString()));
         }
         if (v instanceof ObjectId oid) {
             return NODES.textNode(oid.toHexString());

@@ -1,5 +1,6 @@
 package io.mongo2pc.cli;
 
+import java.lang.reflect.Proxy;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -17,8 +18,30 @@ final class Signals {
         enabled = true;
     }
 
+    /**
+     * Installs {@code action} as the handler of signal {@code name} through {@code sun.misc.Signal}
+     * (module jdk.unsupported), reached reflectively so the build has no internal-API warnings.
+     */
+    private static boolean handle(String name, Runnable action) {
+        try {
+            Class<?> signalClass = Class.forName("sun.misc.Signal");
+            Class<?> handlerClass = Class.forName("sun.misc.SignalHandler");
+            Object handler = Proxy.newProxyInstance(Signals.class.getClassLoader(), new Class<?>[] {handlerClass},
+                    (proxy, method, args) -> {
+                        if (method.getName().equals("handle")) {
+                            action.run();
+                        }
+                        return null;
+                    });
+            Object signal = signalClass.getConstructor(String.class).newInstance(name);
+            signalClass.getMethod("handle", signalClass, handlerClass).invoke(null, signal, handler);
+            return true;
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            return false;
+        }
+    }
+
     /** Runs {@code onStop} once on the first SIGTERM or SIGINT. */
-    @SuppressWarnings("removal")
     static void onStop(Runnable onStop) {
         if (!enabled) {
             return;
@@ -31,11 +54,7 @@ final class Signals {
         };
         boolean handled = true;
         for (String name : new String[] {"TERM", "INT"}) {
-            try {
-                sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> once.run());
-            } catch (IllegalArgumentException | LinkageError e) {
-                handled = false;
-            }
+            handled &= handle(name, once);
         }
         if (!handled) {
             Runtime.getRuntime().addShutdownHook(new Thread(once, "mongo2pc-stop"));
