@@ -1,0 +1,107 @@
+package io.mongo2pc.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.mongodb.MongoException;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionException;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+
+/**
+ * What every command shares: the global options, its output streams, and one place that turns
+ * exceptions into a one-line message on stderr (plus {@code {"error": ...}} on stdout with
+ * {@code --json}) and an exit code: 2 for bad input, 1 for everything unexpected.
+ */
+abstract class BaseCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    /** True when the command was asked for one JSON object on stdout. */
+    boolean json() {
+        return false;
+    }
+
+    abstract int run() throws Exception;
+
+    @Override
+    public final Integer call() {
+        try {
+            return run();
+        } catch (CliException e) {
+            return fail(e.exitCode(), e.getMessage());
+        } catch (InvalidTransactionException e) {
+            return fail(ExitCodes.BAD_INPUT, e.getMessage());
+        } catch (OutcomeUnknownException e) {
+            return fail(ExitCodes.NOT_OK, "outcome unknown: " + e.getMessage()
+                    + (e.transactionId() == null ? "" : "; see `mongo2pc inspect "
+                    + TransactionIds.printable(e.transactionId()) + "` later"));
+        } catch (LeaseLostException e) {
+            return fail(ExitCodes.NOT_OK, "another process took the transaction over: " + e.getMessage());
+        } catch (TransactionException e) {
+            return fail(ExitCodes.NOT_OK, e.getMessage());
+        } catch (MongoException e) {
+            return fail(ExitCodes.NOT_OK, "database error: " + Connection.firstLine(e.getMessage()));
+        } catch (Exception e) {
+            if (System.getenv("MONGO2PC_DEBUG") != null) {
+                e.printStackTrace(err());
+            }
+            return fail(ExitCodes.NOT_OK, "unexpected error: " + e.getClass().getSimpleName() + ": "
+                    + Connection.rootMessage(e));
+        }
+    }
+
+    int fail(int exitCode, String message) {
+        err().println("mongo2pc " + commandName() + ": " + message);
+        err().flush();
+        if (json()) {
+            ObjectNode error = Json.object();
+            error.put("error", message);
+            printJson(error);
+        }
+        return exitCode;
+    }
+
+    void printJson(ObjectNode node) {
+        out().println(Json.write(node));
+        out().flush();
+    }
+
+    PrintWriter out() {
+        return spec.commandLine().getOut();
+    }
+
+    PrintWriter err() {
+        return spec.commandLine().getErr();
+    }
+
+    /** Prints a human line on stdout (nothing with --json). */
+    void say(String line) {
+        if (!json()) {
+            out().println(line);
+            out().flush();
+        }
+    }
+
+    String commandName() {
+        return spec.qualifiedName(" ").replaceFirst("^mongo2pc ?", "");
+    }
+
+    /** The global options of the root command. */
+    Main globals() {
+        CommandLine cl = spec.commandLine();
+        while (cl.getParent() != null) {
+            cl = cl.getParent();
+        }
+        return (Main) cl.getCommand();
+    }
+
+    Session open() {
+        return Session.open(globals());
+    }
+}

@@ -1,0 +1,59 @@
+package io.mongo2pc.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.TransactionException;
+import io.mongo2pc.TransactionOutcome;
+import org.bson.Document;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code cancel TXID}: cancels a transaction that has not reached its commit point. */
+@Command(name = "cancel", mixinStandardHelpOptions = true,
+        description = {"Cancels transaction TXID: a queued one at once, a pending one once its owner's lease has expired.",
+                "Exit 0 canceled; 2 unknown id; 3 cannot cancel (past its commit point, or owned by a live owner)."})
+final class CancelCommand extends BaseCommand {
+    @Parameters(index = "0", paramLabel = "TXID", description = "a 24-hex ObjectId, a string, or an integer")
+    String id;
+
+    @Option(names = "--reason", paramLabel = "TEXT", defaultValue = "canceled by request (mongo2pc cancel)",
+            description = "stored as the transaction's reason")
+    String reason;
+
+    @Option(names = "--json", description = "print {\"id\",\"state\",\"reason\"}")
+    boolean json;
+
+    @Override
+    boolean json() {
+        return json;
+    }
+
+    @Override
+    int run() {
+        TransactionOutcome outcome;
+        try (Session session = open()) {
+            Document doc = InspectCommand.find(session.manager(), id).orElseThrow(() -> CliException.badInput(
+                    "no transaction with id " + id + " in " + session.database() + "."
+                            + session.manager().settings().transactionsCollection()));
+            try {
+                outcome = session.manager().cancel(doc.get("_id"), reason);
+            } catch (InvalidTransactionException e) {
+                throw e;
+            } catch (TransactionException e) {
+                throw new CliException(ExitCodes.CANCELED, "cannot cancel: " + e.getMessage(), e);
+            }
+        }
+        Object printable = TransactionIds.printable(outcome.id());
+        if (json) {
+            ObjectNode node = Json.object();
+            node.set("id", Json.value(printable));
+            node.put("state", outcome.state().stored());
+            node.put("reason", outcome.reason());
+            printJson(node);
+        } else {
+            say("transaction " + printable + " " + outcome.state().stored() + ": " + outcome.reason());
+        }
+        return outcome.isCanceled() ? ExitCodes.OK : ExitCodes.CANCELED;
+    }
+}

@@ -1,0 +1,192 @@
+package io.mongo2pc.cli;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import io.mongo2pc.embedded.EmbeddedServer;
+import org.bson.Document;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The database a command talks to: the server named by {@code --uri}, or else the embedded server
+ * with its data in {@code ./mongo2pc-data} (the one {@code serve} runs there if its
+ * {@code server.uri} answers, else one started in this process for the command's duration).
+ * Closing it closes the client, then the embedded server.
+ */
+final class Connection implements AutoCloseable {
+    /** Where a command without {@code --uri} keeps its data. */
+    static final Path DEFAULT_DATA_DIR = Path.of("mongo2pc-data");
+    /** The file {@code serve} writes into its data directory while it runs. */
+    static final String URI_FILE = "server.uri";
+    static final int SERVER_SELECTION_SECONDS = 5;
+
+    private final MongoClient client;
+    private final EmbeddedServer server;
+    private final String uri;
+    private final String description;
+
+    private Connection(MongoClient client, EmbeddedServer server, String uri, String description) {
+        this.client = client;
+        this.server = server;
+        this.uri = uri;
+        this.description = description;
+    }
+
+    static Connection open(String uri) {
+        if (uri != null) {
+            return new Connection(connect(uri, SERVER_SELECTION_SECONDS), null, uri, uri);
+        }
+        Path dataDir = DEFAULT_DATA_DIR;
+        String running = runningServerUri(dataDir);
+        if (running != null) {
+            try {
+                return new Connection(connect(running, 2), null, running,
+                        running + " (the server running on ./" + dataDir + ")");
+            } catch (CliException stale) {
+                // A server.uri left by a server that was killed: open the files ourselves below.
+            }
+        }
+        EmbeddedServer server;
+        try {
+            server = EmbeddedServer.onDisk(dataDir).start(0);
+        } catch (RuntimeException e) {
+            String why = rootMessage(e);
+            if (why.contains("in use") || why.toLowerCase(java.util.Locale.ROOT).contains("lock")) {
+                throw new CliException(ExitCodes.NOT_OK, "the embedded data directory ./" + dataDir
+                        + " is in use by another process (" + why + "). To share it, run `mongo2pc serve` on it "
+                        + "(other commands here then connect to it by themselves) or pass --uri mongodb://127.0.0.1:PORT "
+                        + "of a running server; or stop the other process", e);
+            }
+            throw new CliException(ExitCodes.NOT_OK, "cannot start the embedded server on ./" + dataDir + ": " + why, e);
+        }
+        try {
+            return new Connection(connect(server.uri(), SERVER_SELECTION_SECONDS), server, server.uri(),
+                    "embedded server on ./" + dataDir);
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    /** The URI in {@code dataDir/server.uri}, or null. */
+    static String runningServerUri(Path dataDir) {
+        Path file = dataDir.resolve(URI_FILE);
+        if (!Files.isRegularFile(file)) {
+            return null;
+        }
+        try {
+            String text = Files.readString(file, StandardCharsets.UTF_8).trim();
+            return text.startsWith("mongodb://") ? text : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** A client for {@code uri} that has answered a ping; fails within {@code seconds} if the server does not. */
+    static MongoClient connect(String uri, int seconds) {
+        ConnectionString cs;
+        try {
+            cs = new ConnectionString(uri);
+        } catch (IllegalArgumentException e) {
+            throw CliException.badInput("invalid --uri '" + uri + "': " + e.getMessage());
+        }
+        MongoClient client = MongoClients.create(MongoClientSettings.builder()
+                .applyConnectionString(cs)
+                .applicationName("mongo2pc-cli")
+                .applyToClusterSettings(b -> b.serverSelectionTimeout(seconds, TimeUnit.SECONDS))
+                .applyToSocketSettings(b -> b.connectTimeout(seconds, TimeUnit.SECONDS))
+                .build());
+        try {
+            client.getDatabase("admin").runCommand(new Document("ping", 1));
+            return client;
+        } catch (MongoException e) {
+            client.close();
+            throw new CliException(ExitCodes.NOT_OK, "cannot reach MongoDB at " + redact(cs) + " within " + seconds
+                    + "s: " + why(e), e);
+        }
+    }
+
+    /** The useful part of a driver error: for a server selection timeout, what the last connection attempt said. */
+    private static String why(MongoException e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("caused by \\{([^}]*)\\}").matcher(message);
+        String cause = null;
+        while (m.find()) {
+            cause = m.group(1);
+        }
+        if (cause == null) {
+            m = java.util.regex.Pattern.compile("exception=\\{([^}]*)\\}").matcher(message);
+            if (m.find()) {
+                cause = m.group(1);
+            }
+        }
+        if (e instanceof com.mongodb.MongoTimeoutException) {
+            return "no server answered" + (cause == null ? "" : " (" + cause.trim() + ")");
+        }
+        return firstLine(message);
+    }
+
+    private static String redact(ConnectionString cs) {
+        String text = cs.getConnectionString();
+        return cs.getPassword() == null ? text : text.replace(new String(cs.getPassword()), "****");
+    }
+
+    /** The first line of a message, without the driver's long description of the cluster. */
+    static String firstLine(String message) {
+        if (message == null) {
+            return "";
+        }
+        int nl = message.indexOf('\n');
+        String line = nl < 0 ? message : message.substring(0, nl);
+        int cluster = line.indexOf(" Client view of cluster state");
+        return cluster < 0 ? line : line.substring(0, cluster);
+    }
+
+    static String rootMessage(Throwable e) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !sb.toString().contains(t.getMessage())) {
+                if (sb.length() > 0) {
+                    sb.append(": ");
+                }
+                sb.append(t.getMessage());
+            }
+        }
+        return sb.length() == 0 ? e.getClass().getSimpleName() : firstLine(sb.toString());
+    }
+
+    MongoClient client() {
+        return client;
+    }
+
+    String uri() {
+        return uri;
+    }
+
+    /** Where the data is, for humans. */
+    String description() {
+        return description;
+    }
+
+    boolean embedded() {
+        return server != null;
+    }
+
+    @Override
+    public void close() {
+        try {
+            client.close();
+        } finally {
+            if (server != null) {
+                server.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package io.mongo2pc.cli;
+
+import io.mongo2pc.TransactionManager;
+import org.bson.Document;
+import org.bson.json.JsonWriterSettings;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.util.Optional;
+
+/** {@code inspect TXID}: the stored transaction document. */
+@Command(name = "inspect", mixinStandardHelpOptions = true,
+        description = {"Prints the stored transaction document TXID.", "Exit 0 found; 2 unknown id."})
+final class InspectCommand extends BaseCommand {
+    @Parameters(index = "0", paramLabel = "TXID", description = "a 24-hex ObjectId, a string, or an integer")
+    String id;
+
+    @Option(names = "--json", description = "print the document as one JSON object")
+    boolean json;
+
+    @Override
+    boolean json() {
+        return json;
+    }
+
+    @Override
+    int run() {
+        Document doc;
+        try (Session session = open()) {
+            doc = find(session.manager(), id).orElseThrow(() -> CliException.badInput("no transaction with id " + id
+                    + " in " + session.database() + "." + session.manager().settings().transactionsCollection()));
+        }
+        if (json) {
+            printJson((com.fasterxml.jackson.databind.node.ObjectNode) Json.value(doc));
+        } else {
+            out().println(doc.toJson(JsonWriterSettings.builder().indent(true).build()));
+            out().flush();
+        }
+        return ExitCodes.OK;
+    }
+
+    /** The stored document of the transaction typed as {@code text} on the command line. */
+    static Optional<Document> find(TransactionManager manager, String text) {
+        for (Object candidate : TransactionIds.candidates(text)) {
+            Optional<Document> doc = manager.inspect(candidate);
+            if (doc.isPresent()) {
+                return doc;
+            }
+        }
+        return Optional.empty();
+    }
+}

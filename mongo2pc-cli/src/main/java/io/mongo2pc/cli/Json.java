@@ -1,0 +1,112 @@
+package io.mongo2pc.cli;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.DecimalNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.bson.BsonValue;
+import org.bson.types.Binary;
+import org.bson.types.Decimal128;
+import org.bson.types.ObjectId;
+
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Date;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * JSON output through Jackson. Numbers stay JSON numbers (Decimal128 balances as plain decimals,
+ * never in exponent form); ObjectIds print as their hex string and dates as ISO-8601.
+ */
+final class Json {
+    static final ObjectMapper MAPPER = new ObjectMapper()
+            .configure(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN, true);
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private Json() { }
+
+    static ObjectNode object() {
+        return NODES.objectNode();
+    }
+
+    static ArrayNode array() {
+        return NODES.arrayNode();
+    }
+
+    static String write(JsonNode node) {
+        try {
+            return MAPPER.writeValueAsString(node);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /** A JSON value for a value read from MongoDB (or a plain Java value). */
+    static JsonNode value(Object v) {
+        if (v == null) {
+            return NODES.nullNode();
+        }
+        if (v instanceof String s) {
+            return NODES.textNode(s);
+        }
+        if (v instanceof Boolean b) {
+            return NODES.booleanNode(b);
+        }
+        if (v instanceof Integer i) {
+            return NODES.numberNode(i);
+        }
+        if (v instanceof Long l) {
+            return NODES.numberNode(l);
+        }
+        if (v instanceof Double d) {
+            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : NODES.numberNode(d);
+        }
+        if (v instanceof Decimal128 d) {
+            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : DecimalNode.valueOf(d.bigDecimalValue());
+        }
+        if (v instanceof BigDecimal b) {
+            return DecimalNode.valueOf(b);
+        }
+        if (v instanceof Number n) {
+            return DecimalNode.valueOf(new BigDecimal(n.toString()));
+        }
+        if (v instanceof ObjectId oid) {
+            return NODES.textNode(oid.toHexString());
+        }
+        if (v instanceof Date date) {
+            return NODES.textNode(date.toInstant().toString());
+        }
+        if (v instanceof Instant instant) {
+            return NODES.textNode(instant.toString());
+        }
+        if (v instanceof UUID uuid) {
+            return NODES.textNode(uuid.toString());
+        }
+        if (v instanceof Binary bin) {
+            return NODES.textNode(Base64.getEncoder().encodeToString(bin.getData()));
+        }
+        if (v instanceof Map<?, ?> map) {
+            ObjectNode node = object();
+            for (Map.Entry<?, ?> e : map.entrySet()) {
+                node.set(String.valueOf(e.getKey()), value(e.getValue()));
+            }
+            return node;
+        }
+        if (v instanceof List<?> list) {
+            ArrayNode node = array();
+            list.forEach(item -> node.add(value(item)));
+            return node;
+        }
+        if (v instanceof BsonValue bson) {
+            return NODES.textNode(bson.toString());
+        }
+        return NODES.textNode(v.toString());
+    }
+}

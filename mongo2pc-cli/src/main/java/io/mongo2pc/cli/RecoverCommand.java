@@ -1,0 +1,46 @@
+package io.mongo2pc.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.RecoveryReport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.time.Duration;
+
+/** {@code recover}: one recovery pass over stale open transactions. */
+@Command(name = "recover", mixinStandardHelpOptions = true,
+        description = "One pass over open transactions unchanged for --older-than (default: the lease): takes each over and "
+                + "finishes it (pending and applied roll forward, canceling finishes its undo).")
+final class RecoverCommand extends BaseCommand {
+    @Option(names = "--older-than", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "only transactions unchanged for this long, by the server's clock (default: --lease)")
+    Duration olderThan;
+
+    @Option(names = "--json", description = "print {\"rolledForward\",\"canceled\",\"skipped\"}")
+    boolean json;
+
+    @Override
+    boolean json() {
+        return json;
+    }
+
+    @Override
+    int run() {
+        RecoveryReport report;
+        try (Session session = open()) {
+            Duration age = olderThan == null ? globals().lease() : olderThan;
+            report = session.manager().recover(age);
+        }
+        if (json) {
+            ObjectNode node = Json.object();
+            node.put("rolledForward", report.rolledForward());
+            node.put("canceled", report.canceled());
+            node.put("skipped", report.skipped());
+            printJson(node);
+        } else {
+            say("recovery: " + report.rolledForward() + " rolled forward, " + report.canceled() + " canceled, "
+                    + report.skipped() + " skipped");
+        }
+        return ExitCodes.OK;
+    }
+}

@@ -1,0 +1,107 @@
+package io.mongo2pc.cli;
+
+import io.mongo2pc.embedded.EmbeddedServer;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code serve}: runs the embedded MongoDB-compatible server until SIGTERM or SIGINT. */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = {"Runs the embedded MongoDB-compatible server on 127.0.0.1 until SIGTERM or SIGINT.",
+                "With --data, writes its URI to DIR/server.uri while it runs: commands without --uri on that folder use it."})
+final class ServeCommand extends BaseCommand {
+    @Option(names = "--port", paramLabel = "P", defaultValue = "27017",
+            description = "TCP port; 0 picks a free one (default: ${DEFAULT-VALUE})")
+    int port;
+
+    @ArgGroup(exclusive = true)
+    Storage storage = new Storage();
+
+    static final class Storage {
+        @Option(names = "--data", paramLabel = "DIR", description = "keep data in DIR (default: ./mongo2pc-data)")
+        Path data;
+
+        @Option(names = "--in-memory", description = "keep data in memory only")
+        boolean inMemory;
+    }
+
+    @Override
+    int run() throws InterruptedException {
+        if (port < 0 || port > 65535) {
+            throw CliException.badInput("--port must be between 0 and 65535, got " + port);
+        }
+        Path dir = storage.inMemory ? null : storage.data == null ? Connection.DEFAULT_DATA_DIR : storage.data;
+        EmbeddedServer server;
+        try {
+            server = (dir == null ? EmbeddedServer.inMemory() : EmbeddedServer.onDisk(dir)).start(port);
+        } catch (Exception e) {
+            String why = Connection.rootMessage(e);
+            if (e instanceof java.net.BindException || why.contains("Address already in use")) {
+                throw new CliException(ExitCodes.NOT_OK, "cannot listen on 127.0.0.1:" + port
+                        + ": the port is in use (pick another with --port, or --port 0 for a free one)", e);
+            }
+            if (dir != null && (why.contains("in use") || why.toLowerCase(java.util.Locale.ROOT).contains("lock"))) {
+                throw new CliException(ExitCodes.NOT_OK, "data directory " + dir + " is in use by another process: " + why, e);
+            }
+            throw new CliException(ExitCodes.NOT_OK, "cannot start the server on 127.0.0.1:" + port
+                    + (dir == null ? "" : " with data in " + dir) + ": " + why, e);
+        }
+        Path uriFile = dir == null ? null : dir.resolve(Connection.URI_FILE);
+        CountDownLatch stop = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            // Killed without our signal handler (e.g. inside a test harness): still clean up.
+            deleteQuietly(uriFile);
+            server.close();
+        }, "mongo2pc-serve-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            if (uriFile != null) {
+                writeUriFile(uriFile, server.uri());
+            }
+            Signals.onStop(stop::countDown);
+            out().println("mongo2pc server listening on " + server.uri() + " ("
+                    + (dir == null ? "in memory" : "data in " + dir) + "); stop it with Ctrl-C or SIGTERM");
+            out().flush();
+            stop.await();
+            out().println("mongo2pc server on " + server.uri() + " stopping");
+            out().flush();
+        } finally {
+            deleteQuietly(uriFile);
+            server.close();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway; closing twice is harmless
+            }
+        }
+        return ExitCodes.OK;
+    }
+
+    private static void writeUriFile(Path file, String uri) {
+        try {
+            Path tmp = file.resolveSibling(Connection.URI_FILE + ".tmp");
+            Files.writeString(tmp, uri + System.lineSeparator(), StandardCharsets.UTF_8);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.NOT_OK, "cannot write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        if (file == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // a stale server.uri is detected by the next command (its server does not answer)
+        }
+    }
+}

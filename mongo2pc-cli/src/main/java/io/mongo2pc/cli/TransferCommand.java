@@ -1,0 +1,62 @@
+package io.mongo2pc.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.bank.Amounts;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code transfer SRC DST AMOUNT}: one transfer run to its end in this process. */
+@Command(name = "transfer", mixinStandardHelpOptions = true,
+        description = {"Moves AMOUNT from account SRC to account DST in one transaction and waits for its end.",
+                "Exit 0 done; 3 canceled (e.g. insufficient funds); 2 bad input."})
+final class TransferCommand extends BaseCommand {
+    @Parameters(index = "0", paramLabel = "SRC", description = "source account id")
+    String source;
+
+    @Parameters(index = "1", paramLabel = "DST", description = "destination account id")
+    String destination;
+
+    @Parameters(index = "2", paramLabel = "AMOUNT", description = "an integer of minor units, or a decimal such as 12.50")
+    String amount;
+
+    @Option(names = "--json", description = "print {\"id\",\"state\",\"reason\",\"source\",\"destination\",\"value\"}")
+    boolean json;
+
+    @Override
+    boolean json() {
+        return json;
+    }
+
+    @Override
+    int run() {
+        Number value = Amounts.parse(amount);
+        TransactionOutcome outcome;
+        try (Session session = open()) {
+            outcome = session.bank().transfer(source, destination, value);
+        }
+        Object id = TransactionIds.printable(outcome.id());
+        if (json) {
+            ObjectNode node = Json.object();
+            node.set("id", Json.value(id));
+            node.put("state", outcome.state().stored());
+            node.put("reason", outcome.reason());
+            node.put("source", source);
+            node.put("destination", destination);
+            node.set("value", Json.value(value));
+            printJson(node);
+        } else if (outcome.isDone()) {
+            say("transfer " + id + " done: " + value + " from " + source + " to " + destination);
+        } else {
+            say("transfer " + id + " canceled: " + outcome.reason());
+        }
+        if (!outcome.isDone()) {
+            err().println("mongo2pc transfer: transfer " + id + " of " + value + " from " + source + " to "
+                    + destination + " was canceled: " + outcome.reason());
+            err().flush();
+            return ExitCodes.CANCELED;
+        }
+        return ExitCodes.OK;
+    }
+}

@@ -1,0 +1,194 @@
+package io.mongo2pc.cli;
+
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.RecoveryReport;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.time.Duration;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code worker}: claims and runs queued transactions, and recovers stale ones, until stopped
+ * (SIGTERM/SIGINT) or, with {@code --drain}, until no transaction is open at all.
+ */
+@Command(name = "worker", mixinStandardHelpOptions = true,
+        description = {"Claims and runs queued ('initial') transactions, and takes over stale ones whose owner's lease expired.",
+                "Runs until SIGTERM/SIGINT; with --drain, exits 0 once no transaction is open."})
+final class WorkerCommand extends BaseCommand {
+    private static final long IDLE_BACKOFF_MIN_MS = 5;
+    private static final long IDLE_BACKOFF_MAX_MS = 200;
+    private static final long ERROR_BACKOFF_MAX_MS = 5_000;
+    private static final long DRAIN_CHECK_MS = 100;
+
+    @Option(names = "--threads", paramLabel = "N", defaultValue = "1", description = "worker threads (default: ${DEFAULT-VALUE})")
+    int threads;
+
+    @Option(names = "--drain", description = "exit once no transaction is open (initial, pending, applied, canceling)")
+    boolean drain;
+
+    @Option(names = "--scan-period", paramLabel = "DURATION", defaultValue = "500ms", converter = DurationConverter.class,
+            description = "at most one recovery pass per period while idle (default: ${DEFAULT-VALUE})")
+    Duration scanPeriod;
+
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private volatile Duration leaseShown = Duration.ZERO;
+    private final AtomicLong done = new AtomicLong();
+    private final AtomicLong canceled = new AtomicLong();
+    private final AtomicLong rolledForward = new AtomicLong();
+    private final AtomicLong recoveredCanceled = new AtomicLong();
+    private final AtomicLong lost = new AtomicLong();
+    private final AtomicLong errors = new AtomicLong();
+    private final AtomicLong nextScan = new AtomicLong();
+    private final AtomicLong nextDrainCheck = new AtomicLong();
+    private final AtomicBoolean drained = new AtomicBoolean();
+    private final AtomicLong zeroCounts = new AtomicLong();
+    private final AtomicLong lastOpen = new AtomicLong(-1);
+
+    @Override
+    int run() throws InterruptedException {
+        if (threads < 1 || threads > 256) {
+            throw CliException.badInput("--threads must be between 1 and 256, got " + threads);
+        }
+        if (scanPeriod.isZero()) {
+            throw CliException.badInput("--scan-period must be positive");
+        }
+        try (Session session = open()) {
+            TransactionManager manager = session.manager();
+            leaseShown = manager.settings().lease();
+            say(stamp() + " worker " + manager.settings().owner() + ": " + threads + " thread(s) on "
+                    + session.connection().description() + ", database " + session.database() + ", lease "
+                    + DurationConverter.format(manager.settings().lease()) + "; "
+                    + (drain ? "exits once no transaction is open" : "stop with Ctrl-C or SIGTERM"));
+            Signals.onStop(() -> stop.set(true));
+            long now = System.nanoTime();
+            nextScan.set(now);
+            nextDrainCheck.set(now);
+            List<Thread> workers = new ArrayList<>();
+            for (int i = 1; i <= threads; i++) {
+                int n = i;
+                Thread t = new Thread(() -> loop(manager, n), "mongo2pc-worker-" + i);
+                t.start();
+                workers.add(t);
+            }
+            String last = "";
+            while (workers.stream().anyMatch(Thread::isAlive)) {
+                workers.get(0).join(1000);
+                String progress = progress();
+                if (!progress.equals(last)) {
+                    say(stamp() + " " + progress);
+                    last = progress;
+                }
+            }
+            say(stamp() + " worker " + (drained.get() ? "drained: no transaction is open" : "stopped") + "; " + progress());
+        }
+        return ExitCodes.OK;
+    }
+
+    private void loop(TransactionManager manager, int n) {
+        long idleBackoff = IDLE_BACKOFF_MIN_MS;
+        long errorBackoff = 100;
+        while (!stop.get()) {
+            try {
+                Optional<TransactionOutcome> outcome = manager.claimAndRun();
+                errorBackoff = 100;
+                if (outcome.isPresent()) {
+                    (outcome.get().isDone() ? done : canceled).incrementAndGet();
+                    idleBackoff = IDLE_BACKOFF_MIN_MS;
+                    continue;
+                }
+                if (recoverIfDue(manager)) {
+                    idleBackoff = IDLE_BACKOFF_MIN_MS;
+                    continue;
+                }
+                if (drain && drainedNow(manager)) {
+                    drained.set(true);
+                    stop.set(true);
+                    break;
+                }
+                sleep(idleBackoff);
+                idleBackoff = Math.min(IDLE_BACKOFF_MAX_MS, idleBackoff * 2);
+            } catch (LeaseLostException e) {
+                // Someone took the transaction over (we were too slow); it finishes it. Not an error.
+                lost.incrementAndGet();
+            } catch (RuntimeException e) {
+                errors.incrementAndGet();
+                err().println(stamp() + " worker thread " + n + ": " + e.getClass().getSimpleName() + ": "
+                        + Connection.firstLine(e.getMessage()) + "; retrying in " + errorBackoff + "ms");
+                err().flush();
+                sleep(errorBackoff);
+                errorBackoff = Math.min(ERROR_BACKOFF_MAX_MS, errorBackoff * 2);
+            }
+        }
+    }
+
+    /** One recovery pass if none ran in this process for a scan period; true if it finished something. */
+    private boolean recoverIfDue(TransactionManager manager) {
+        long now = System.nanoTime();
+        long due = nextScan.get();
+        if (now - due < 0 || !nextScan.compareAndSet(due, now + scanPeriod.toNanos())) {
+            return false;
+        }
+        RecoveryReport report = manager.recover();
+        rolledForward.addAndGet(report.rolledForward());
+        recoveredCanceled.addAndGet(report.canceled());
+        if (report.finished() > 0) {
+            say(stamp() + " recovered stale transactions: " + report.rolledForward() + " rolled forward, "
+                    + report.canceled() + " canceled, " + report.skipped() + " skipped");
+        }
+        return report.finished() > 0;
+    }
+
+    private boolean drainedNow(TransactionManager manager) {
+        long now = System.nanoTime();
+        long due = nextDrainCheck.get();
+        if (now - due < 0 || !nextDrainCheck.compareAndSet(due, now + DRAIN_CHECK_MS * 1_000_000)) {
+            return false;
+        }
+        Map<TransactionState, Long> counts = manager.counts();
+        long open = 0;
+        for (TransactionState state : TransactionState.open()) {
+            open += counts.getOrDefault(state, 0L);
+        }
+        lastOpen.set(open);
+        // The counts are separate queries: a transaction moving fast could slip between them, so
+        // "nothing open" must be seen twice in a row before the worker leaves.
+        if (open > 0) {
+            zeroCounts.set(0);
+            return false;
+        }
+        return zeroCounts.incrementAndGet() >= 2;
+    }
+
+    private String progress() {
+        long open = lastOpen.get();
+        return "done " + done.get() + ", canceled " + canceled.get() + ", recovered " + rolledForward.get()
+                + " rolled forward + " + recoveredCanceled.get() + " canceled, lost to others " + lost.get()
+                + ", errors " + errors.get() + (drain && open > 0 ? "; waiting for " + open
+                + " open transaction(s) (claimed by other processes, or stale until their lease of "
+                + DurationConverter.format(leaseShown) + " runs out)" : "");
+    }
+
+    private static String stamp() {
+        return LocalTime.now().truncatedTo(ChronoUnit.MILLIS).toString();
+    }
+
+    private void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stop.set(true);
+        }
+    }
+}
