@@ -10,6 +10,8 @@ public final class ExitCodes {
     public static final int BAD_INPUT = 2;
     /** The transaction was canceled, or cannot be canceled. */
     public static final int CANCELED = 3;
+    /** {@code read}: no such document (in the committed view, with --committed). */
+    public static final int NOT_FOUND = 4;
 
     private ExitCodes() { }
 }

@@ -39,6 +39,8 @@ import java.util.Arrays;
                 CancelCommand.class,
                 PruneCommand.class,
                 DemoCommand.class,
+                TxCommand.class,
+                ReadCommand.class,
         })
 public final class Main implements Runnable {
 

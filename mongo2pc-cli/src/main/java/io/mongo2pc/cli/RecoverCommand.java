@@ -16,6 +16,10 @@ final class RecoverCommand extends BaseCommand {
             description = "only transactions unchanged for this long, by the server's clock (default: --lease)")
     Duration olderThan;
 
+    @Option(names = "--target", paramLabel = "NAME=URI",
+            description = "another MongoDB that operations of generic transactions reach (repeatable)")
+    java.util.Map<String, String> targets = new java.util.LinkedHashMap<>();
+
     @Option(names = "--json", description = "print {\"rolledForward\",\"canceled\",\"skipped\"}")
     boolean json;
 
@@ -27,7 +31,7 @@ final class RecoverCommand extends BaseCommand {
     @Override
     int run() {
         RecoveryReport report;
-        try (Session session = open()) {
+        try (Session session = Session.open(globals(), targets)) {
             Duration age = olderThan == null ? globals().lease() : olderThan;
             report = session.manager().recover(age);
         }

@@ -12,25 +12,45 @@ import java.time.Duration;
  */
 final class Session implements AutoCloseable {
     private final Connection connection;
+    private final java.util.List<com.mongodb.client.MongoClient> extraClients;
     private final String database;
     private final TransactionManager manager;
     private final Bank bank;
 
-    private Session(Connection connection, String database, TransactionManager manager) {
+    private Session(Connection connection, java.util.List<com.mongodb.client.MongoClient> extraClients, String database,
+                    TransactionManager manager) {
         this.connection = connection;
+        this.extraClients = extraClients;
         this.database = database;
         this.manager = manager;
         this.bank = new Bank(manager);
     }
 
     static Session open(Main globals) {
+        return open(globals, java.util.Map.of());
+    }
+
+    /** A session whose manager also reaches {@code targets} (name to URI), besides the default one. */
+    static Session open(Main globals, java.util.Map<String, String> targets) {
         // Check the settings before connecting, so bad input fails fast with exit 2.
         newBuilder(null, globals.database(), globals.application(), globals.lease());
+        for (String name : targets.keySet()) {
+            if (name.equals(io.mongo2pc.DocumentRef.DEFAULT_TARGET) || name.isBlank() || name.contains("/")) {
+                throw CliException.badInput("invalid target name '" + name + "' (the default target is --uri)");
+            }
+        }
         Connection connection = Connection.open(globals.uri());
+        java.util.List<com.mongodb.client.MongoClient> extra = new java.util.ArrayList<>();
         try {
-            return new Session(connection, globals.database(),
-                    newBuilder(connection, globals.database(), globals.application(), globals.lease()).build());
+            TransactionManager.Builder builder = newBuilder(connection, globals.database(), globals.application(), globals.lease());
+            for (java.util.Map.Entry<String, String> target : targets.entrySet()) {
+                com.mongodb.client.MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS);
+                extra.add(client);
+                builder.target(target.getKey(), client);
+            }
+            return new Session(connection, extra, globals.database(), builder.build());
         } catch (RuntimeException e) {
+            extra.forEach(com.mongodb.client.MongoClient::close);
             connection.close();
             throw e;
         }
@@ -73,6 +93,7 @@ final class Session implements AutoCloseable {
 
     @Override
     public void close() {
+        extraClients.forEach(com.mongodb.client.MongoClient::close);
         connection.close();
     }
 }
