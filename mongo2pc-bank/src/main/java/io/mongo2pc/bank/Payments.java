@@ -52,6 +52,14 @@ public final class Payments {
 
     /** Pays {@code orderId} from {@code accountId}: done, or canceled with the reason (already paid, insufficient funds). */
     public TransactionOutcome pay(String orderId, String accountId) {
+        return pay(orderId, accountId, null);
+    }
+
+    /**
+     * Pays {@code orderId} from {@code accountId} and credits {@code merchantAccountId} (when not
+     * null) in the same transaction, so money stays within the accounts.
+     */
+    public TransactionOutcome pay(String orderId, String accountId, String merchantAccountId) {
         Validation.checkId(orderId, "order");
         Validation.checkId(accountId, "account");
         Document order = orders.find(new Document("_id", orderId)).first();
@@ -60,13 +68,18 @@ public final class Payments {
         }
         Object total = order.get("total");
         Number amount = Amounts.requirePositive(total instanceof Integer i ? Long.valueOf(i) : total, "total of order " + orderId);
-        return manager.run(List.of(
+        List<Operation> ops = new java.util.ArrayList<>(List.of(
                 Operation.update(DocumentRef.of(database, ORDERS, orderId), new Document("$set", new Document("state", "Paid")),
                         new Document("state", "UnPaid").append("total", total)),
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", negate(amount),
                         new Document("balance", new Document("$gte", amount))),
                 Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
                         new Document("order", orderId).append("account", accountId).append("amount", amount))));
+        if (merchantAccountId != null) {
+            Validation.checkId(merchantAccountId, "merchant account");
+            ops.add(Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, merchantAccountId), "balance", amount, null));
+        }
+        return manager.run(ops);
     }
 
     private static Number negate(Number amount) {

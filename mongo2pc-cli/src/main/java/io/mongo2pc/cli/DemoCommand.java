@@ -10,6 +10,7 @@ import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.bank.Bank;
+import io.mongo2pc.bank.Payments;
 import org.bson.Document;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -238,11 +239,29 @@ final class DemoCommand extends BaseCommand {
             say("transfer " + printable(refused.id()) + " of 1000000 from " + ids.get(4) + " to " + ids.get(0) + ": "
                     + refused.state().stored() + " (" + refused.reason() + ")");
 
-            // 7. Verification ---------------------------------------------------------------------
-            heading("7. Verification");
-            printAccounts(bank, ids);
+            // 7. A payment (the tutorial's payment variant) ------------------------------------------
+            heading("7. Pay an order in one transaction: order UnPaid -> Paid, customer debited, shop credited, payment recorded");
+            String shop = "demo" + run + "-shop";
+            bank.createAccount(shop, 0L);
+            Payments payments = new Payments(teller);
+            String order = "demo" + run + "-order-1";
+            payments.createOrder(order, 120L);
+            TransactionOutcome paid = payments.pay(order, ids.get(0), shop);
+            say("pay " + order + " (120) from " + ids.get(0) + ": " + paid.state().stored());
+            Document orderNow = session.manager().read(io.mongo2pc.DocumentRef.of(session.database(), Payments.ORDERS, order)).orElseThrow();
+            say("  order " + order + " is " + orderNow.getString("state") + "; payment record pay-" + order + " "
+                    + (session.manager().read(io.mongo2pc.DocumentRef.of(session.database(), Payments.PAYMENTS, "pay-" + order)).isPresent()
+                    ? "written" : "MISSING"));
+            TransactionOutcome again = payments.pay(order, ids.get(0), shop);
+            say("pay " + order + " again: " + again.state().stored() + " (" + again.reason() + ")");
+            List<String> withShop = new java.util.ArrayList<>(ids);
+            withShop.add(shop);
+
+            // 8. Verification ---------------------------------------------------------------------
+            heading("8. Verification");
+            printAccounts(bank, withShop);
             BigDecimal demoNow = BigDecimal.ZERO;
-            for (Bank.Account a : accounts(bank, ids)) {
+            for (Bank.Account a : accounts(bank, withShop)) {
                 demoNow = demoNow.add(Money.of(a.balance()));
             }
             Bank.Verification v = bank.verify(expectedTotal);
