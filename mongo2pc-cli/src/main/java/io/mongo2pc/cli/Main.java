@@ -41,6 +41,7 @@ import java.util.Arrays;
                 DemoCommand.class,
                 TxCommand.class,
                 ReadCommand.class,
+                BenchCommand.class,
         })
 public final class Main implements Runnable {
 

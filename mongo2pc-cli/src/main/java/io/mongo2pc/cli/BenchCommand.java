@@ -1,0 +1,257 @@
+package io.mongo2pc.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.mongodb.ReadConcern;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.bank.Amounts;
+import io.mongo2pc.bank.Bank;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import org.bson.Document;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.math.BigDecimal;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * {@code bench}: a closed-economy load (YCSB+T): random transfers between random accounts, whose
+ * total must not change. Modes: {@code library} (mongo2pc transfers), {@code tutorial} (the
+ * tutorial's eight writes by hand, {@link TutorialTransfer}) and {@code raw} (one update by _id
+ * per operation: the ceiling). Creates its own accounts and refuses a database that holds some.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Closed-economy load: random transfers between random accounts; prints throughput, p50/p99 latency",
+                "and the YCSB+T anomaly score |initial total - final total| / operations. Creates --accounts accounts in --db",
+                "and refuses a database that already holds accounts (a user's data is never touched)."})
+final class BenchCommand extends BaseCommand {
+    enum Mode { library, tutorial, raw }
+
+    private static final long OPENING = 1_000;
+    private static final int MAX_AMOUNT = 100;
+
+    @Option(names = "--accounts", paramLabel = "N", description = "accounts to create (default: ${DEFAULT-VALUE})")
+    int accounts = 1_000;
+
+    @Option(names = "--threads", paramLabel = "T", description = "client threads (default: ${DEFAULT-VALUE})")
+    int threads = 16;
+
+    @Option(names = "--duration", paramLabel = "D", converter = DurationConverter.class,
+            description = "how long to run (default 10s unless --transfers is given)")
+    Duration duration;
+
+    @Option(names = "--transfers", paramLabel = "K", description = "stop after K operations instead of after --duration")
+    Long transfers;
+
+    @Option(names = "--mode", paramLabel = "MODE", description = "library, tutorial or raw (default: ${DEFAULT-VALUE})")
+    Mode mode = Mode.library;
+
+    @Option(names = "--seed", description = "random seed (default: ${DEFAULT-VALUE})")
+    long seed = 42;
+
+    @Option(names = "--plot", paramLabel = "FILE.png", description = "draw throughput and latency over time")
+    Path plot;
+
+    @Option(names = "--json", description = "print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\"}")
+    boolean json;
+
+    @Override
+    boolean json() {
+        return json;
+    }
+
+    @Override
+    int run() throws Exception {
+        if (accounts < 2 || accounts > 10_000_000) {
+            throw CliException.badInput("--accounts must be between 2 and 10000000, got " + accounts);
+        }
+        if (threads < 1 || threads > 1_024) {
+            throw CliException.badInput("--threads must be between 1 and 1024, got " + threads);
+        }
+        if (duration != null && transfers != null) {
+            throw CliException.badInput("give --duration or --transfers, not both");
+        }
+        if (transfers != null && transfers < 1) {
+            throw CliException.badInput("--transfers must be at least 1, got " + transfers);
+        }
+        Duration runFor = transfers == null ? (duration == null ? Duration.ofSeconds(10) : duration) : null;
+        if (runFor != null && (runFor.isZero() || runFor.isNegative())) {
+            throw CliException.badInput("--duration must be positive");
+        }
+        try (Session session = open()) {
+            Bank bank = session.bank();
+            MongoCollection<Document> accountsColl = bank.accounts();
+            if (accountsColl.countDocuments() > 0) {
+                throw CliException.badInput("database " + session.database() + " already holds accounts; bench creates its own"
+                        + " and never touches existing data: give it an empty database with --db");
+            }
+            createAccounts(accountsColl);
+            long initialTotal = OPENING * accounts;
+            MongoCollection<Document> transactionsColl = session.manager().transactions();
+            TutorialTransfer tutorial = new TutorialTransfer(accountsColl, transactionsColl);
+
+            Recorder latencies = new Recorder(3);
+            AtomicLong committed = new AtomicLong();
+            AtomicLong canceled = new AtomicLong();
+            AtomicLong issued = new AtomicLong();
+            long start = System.nanoTime();
+            long deadline = runFor == null ? Long.MAX_VALUE : start + runFor.toNanos();
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            List<Future<?>> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                SplittableRandom random = new SplittableRandom(seed + t);
+                workers.add(pool.submit(() -> {
+                    while (System.nanoTime() < deadline && (transfers == null || issued.incrementAndGet() <= transfers)) {
+                        int from = random.nextInt(accounts);
+                        int to = (from + 1 + random.nextInt(accounts - 1)) % accounts;
+                        long amount = 1 + random.nextInt(MAX_AMOUNT);
+                        long t0 = System.nanoTime();
+                        boolean done = switch (mode) {
+                            case library -> {
+                                TransactionOutcome outcome = bank.transfer(id(from), id(to), amount);
+                                yield outcome.isDone();
+                            }
+                            case tutorial -> tutorial.transfer(id(from), id(to), amount);
+                            case raw -> accountsColl.updateOne(new Document("_id", id(from)),
+                                    new Document("$inc", new Document("rawOps", 1))).getMatchedCount() == 1;
+                        };
+                        latencies.recordValue(Math.max(1, (System.nanoTime() - t0) / 1_000));
+                        (done ? committed : canceled).incrementAndGet();
+                    }
+                    return null;
+                }));
+            }
+            pool.shutdown();
+            Histogram total = new Histogram(3);
+            List<double[]> timeline = new ArrayList<>(); // {second, tps, p50Ms, p99Ms}
+            Progress progress = new Progress(err(), runFor, transfers);
+            long lastCount = 0;
+            long lastTick = start;
+            while (!pool.awaitTermination(1_000, TimeUnit.MILLISECONDS) || lastCount < committed.get() + canceled.get()) {
+                long now = System.nanoTime();
+                Histogram interval = latencies.getIntervalHistogram();
+                total.add(interval);
+                long count = committed.get() + canceled.get();
+                double tps = (count - lastCount) / ((now - lastTick) / 1e9);
+                timeline.add(new double[]{(now - start) / 1e9, tps, interval.getValueAtPercentile(50) / 1000.0,
+                        interval.getValueAtPercentile(99) / 1000.0});
+                progress.show((now - start) / 1e9, count, tps);
+                lastCount = count;
+                lastTick = now;
+                if (pool.isTerminated()) {
+                    break;
+                }
+            }
+            for (Future<?> worker : workers) {
+                worker.get(); // surface a worker's failure
+            }
+            total.add(latencies.getIntervalHistogram());
+            double seconds = (System.nanoTime() - start) / 1e9;
+            progress.done();
+
+            BigDecimal finalTotal = BigDecimal.ZERO;
+            for (Document account : accountsColl.find().projection(new Document("balance", 1))) {
+                finalTotal = finalTotal.add(Money.of((Number) account.get("balance")));
+            }
+            long operations = committed.get() + canceled.get();
+            double anomaly = operations == 0 ? 0 : finalTotal.subtract(BigDecimal.valueOf(initialTotal)).abs().doubleValue() / operations;
+            double tps = operations / seconds;
+            double p50 = total.getValueAtPercentile(50) / 1000.0;
+            double p99 = total.getValueAtPercentile(99) / 1000.0;
+            if (plot != null) {
+                BenchPlot.draw(plot, mode + ", " + threads + " threads, " + accounts + " accounts", timeline);
+            }
+            if (json) {
+                ObjectNode node = Json.object();
+                node.put("mode", mode.name());
+                node.put("threads", threads);
+                node.put("committed", committed.get());
+                node.put("canceled", canceled.get());
+                node.put("seconds", round(seconds));
+                node.put("tps", round(tps));
+                node.put("p50Ms", round(p50));
+                node.put("p99Ms", round(p99));
+                node.put("anomaly", anomaly);
+                printJson(node);
+            } else {
+                say(String.format("%s: %d threads, %d accounts: %d committed, %d canceled in %.1fs = %.0f tps;"
+                                + " latency p50 %.2f ms, p99 %.2f ms; anomaly %s (total %s, expected %d)",
+                        mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, p99, anomaly,
+                        finalTotal.toPlainString(), initialTotal));
+            }
+            return ExitCodes.OK;
+        }
+    }
+
+    private static String id(int n) {
+        return "b" + n;
+    }
+
+    private static double round(double value) {
+        return Math.round(value * 1000) / 1000.0;
+    }
+
+    private void createAccounts(MongoCollection<Document> coll) {
+        MongoCollection<Document> bulk = coll.withWriteConcern(WriteConcern.MAJORITY).withReadConcern(ReadConcern.MAJORITY);
+        List<Document> batch = new ArrayList<>();
+        for (int i = 0; i < accounts; i++) {
+            batch.add(new Document("_id", id(i)).append("balance", Amounts.requirePositive(OPENING, "opening balance"))
+                    .append("pendingTransactions", new ArrayList<>()));
+            if (batch.size() == 10_000 || i == accounts - 1) {
+                bulk.insertMany(batch);
+                batch.clear();
+                if (accounts > 50_000) {
+                    err().printf("created %d of %d accounts%n", i + 1, accounts);
+                    err().flush();
+                }
+            }
+        }
+    }
+
+    /** A progress bar on a terminal; a line every few seconds otherwise. Both on stderr. */
+    private static final class Progress {
+        private final java.io.PrintWriter err;
+        private final Duration runFor;
+        private final Long transfers;
+        private final boolean terminal = System.console() != null;
+        private double lastLine;
+
+        Progress(java.io.PrintWriter err, Duration runFor, Long transfers) {
+            this.err = err;
+            this.runFor = runFor;
+            this.transfers = transfers;
+        }
+
+        void show(double seconds, long operations, double tps) {
+            double fraction = runFor != null ? seconds / (runFor.toMillis() / 1000.0) : (double) operations / transfers;
+            fraction = Math.min(1, fraction);
+            if (terminal) {
+                int filled = (int) (fraction * 30);
+                err.printf("\r[%s%s] %3.0f%%  %d ops  %.0f tps ", "#".repeat(filled), " ".repeat(30 - filled), fraction * 100, operations, tps);
+                err.flush();
+            } else if (seconds - lastLine >= 5) {
+                err.printf("bench: %.0fs, %d ops, %.0f tps (%.0f%%)%n", seconds, operations, tps, fraction * 100);
+                err.flush();
+                lastLine = seconds;
+            }
+        }
+
+        void done() {
+            if (terminal) {
+                err.println();
+                err.flush();
+            }
+        }
+    }
+}

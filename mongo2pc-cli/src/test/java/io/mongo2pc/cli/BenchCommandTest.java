@@ -1,0 +1,52 @@
+package io.mongo2pc.cli;
+
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code bench}: a short smoke of each mode (the contract's keys, a closed economy), never a throughput assertion. */
+class BenchCommandTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void bench_eachMode_printsTheContractKeys_andConservesMoney() throws Exception {
+        for (String mode : new String[]{"library", "tutorial", "raw"}) {
+            String db = mongo.database() + "_" + mode;
+            Path png = dir.resolve(mode + ".png");
+            CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", db)
+                    .run("bench", "--mode", mode, "--accounts", "20", "--threads", "4", "--transfers", "200", "--json", "--plot", png.toString());
+
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(r.keys()).containsExactly("mode", "threads", "committed", "canceled", "seconds", "tps", "p50Ms", "p99Ms", "anomaly");
+            assertThat(r.json().get("mode").asText()).isEqualTo(mode);
+            assertThat(r.json().get("committed").asLong() + r.json().get("canceled").asLong()).isEqualTo(200);
+            assertThat(r.json().get("anomaly").asDouble()).isZero();
+            assertThat(Files.size(png)).isGreaterThan(1000);
+            mongo.invariants().expectTotal(db, 20_000L);
+        }
+    }
+
+    @Test
+    void bench_refusesADatabaseThatHoldsAccounts_exit2_andTouchesNothing() {
+        mongo.client().getDatabase(mongo.database()).getCollection("accounts")
+                .insertOne(new Document("_id", "mine").append("balance", 5L).append("pendingTransactions", java.util.List.of()));
+
+        CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", mongo.database()).run("bench", "--transfers", "10", "--json");
+
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.json().get("error").asText()).contains("already holds accounts");
+        assertThat(mongo.client().getDatabase(mongo.database()).getCollection("accounts").countDocuments()).isEqualTo(1);
+        mongo.invariants().expectTotal(mongo.database(), 5L);
+    }
+}
