@@ -64,8 +64,8 @@ class ChaosIT {
         int cycle = 0;
         List<String> events = new ArrayList<>();
         while (System.nanoTime() < end) {
-            submit(ledger, 120, cycle);
-            Thread.sleep(3_000);
+            submit(ledger, 80, 3 * cycle);
+            Thread.sleep(1_000);
 
             // A worker dies with kill -9, in the middle of whatever it was doing; a new one takes its place.
             int victim = cycle % 3;
@@ -74,21 +74,25 @@ class ChaosIT {
             Thread.sleep(1_000);
             workers.set(victim, startWorker(uri, victim));
 
-            // Another freezes (GC, SIGSTOP) for twice its lease, then resumes with its writes in hand.
-            Running frozen = workers.get((cycle + 1) % 3);
-            ProcessHarness.signal("STOP", frozen.process());
-            events.add("cycle " + cycle + ": SIGSTOP worker w" + (cycle + 1) % 3 + " for 4s");
+            // Another freezes (GC, SIGSTOP) in the middle of a transaction, for twice its lease, then
+            // resumes with its next write in hand, after the others took that transaction over.
+            int f = (cycle + 1) % 3;
+            submit(ledger, 80, 3 * cycle + 1);
+            Running frozen = workers.get(f);
+            boolean caught = freezeMidTransaction(frozen, ledger, "w" + f);
+            events.add("cycle " + cycle + ": SIGSTOP worker w" + f + (caught ? " holding a transaction" : "") + " for 4s");
             Thread.sleep(4_000);
             ProcessHarness.signal("CONT", frozen.process());
 
             // The database dies with kill -9 and comes back on its data.
-            Thread.sleep(2_000);
+            submit(ledger, 80, 3 * cycle + 2);
+            Thread.sleep(500);
             server.process().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             events.add("cycle " + cycle + ": kill -9 serve --data");
             Thread.sleep(1_500);
             server = startServer(port, data);
 
-            Thread.sleep(Math.max(0, CYCLE.toMillis() - 11_500));
+            Thread.sleep(Math.max(0, CYCLE.toMillis() - 8_000));
             cycle++;
         }
 
@@ -110,6 +114,20 @@ class ChaosIT {
         assertThat(verify.json().get("negative").asInt()).isZero();
         assertThat(verify.json().get("markers").asInt()).isZero();
         System.out.println("chaos: " + cycle + " cycles, " + ledger.submitted() + " transfers, events " + events);
+    }
+
+    /** SIGSTOPs {@code worker}, retrying until it is caught owning an open transaction (or gives up after a while). */
+    private static boolean freezeMidTransaction(Running worker, Ledger ledger, String application) throws Exception {
+        for (int attempt = 0; attempt < 300; attempt++) {
+            ProcessHarness.signal("STOP", worker.process());
+            if (ledger.openOwnedBy(application) > 0) {
+                return true;
+            }
+            ProcessHarness.signal("CONT", worker.process());
+            Thread.sleep(3);
+        }
+        ProcessHarness.signal("STOP", worker.process());
+        return false;
     }
 
     private Running startServer(int port, Path data) throws IOException, InterruptedException {

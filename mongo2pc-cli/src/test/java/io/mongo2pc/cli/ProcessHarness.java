@@ -195,6 +195,12 @@ final class ProcessHarness implements AutoCloseable {
                     .append("state", new Document("$in", List.of("done", "canceled"))));
         }
 
+        /** Open transactions (pending, applied, canceling) claimed by {@code application}. */
+        long openOwnedBy(String application) {
+            return transactions.countDocuments(new Document("application", application)
+                    .append("state", new Document("$in", List.of("pending", "applied", "canceling"))));
+        }
+
         int submitted() {
             return submitted.size();
         }
