@@ -1,5 +1,6 @@
 package io.mongo2pc.internal;
 
+import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.result.UpdateResult;
@@ -44,7 +45,15 @@ final class Participants {
             filter.putAll(inc.guard());
             Document update = new Document("$inc", inc.increments())
                     .append("$push", new Document(Fields.MARKERS, txId));
-            UpdateResult result = coll.updateOne(filter, update);
+            UpdateResult result;
+            try {
+                result = coll.updateOne(filter, update);
+            } catch (MongoWriteException e) {
+                // The server refused this change for good (e.g. $inc of a non-numeric field): nothing
+                // was written, so it is a refusal that cancels the transaction, not a crash.
+                return new Refusal("cannot apply " + inc.increments().toJson() + " to " + op.document() + ": "
+                        + e.getError().getMessage());
+            }
             if (result.getMatchedCount() == 1) {
                 return null;
             }
