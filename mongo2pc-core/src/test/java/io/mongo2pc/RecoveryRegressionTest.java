@@ -93,4 +93,21 @@ class RecoveryRegressionTest {
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("B")).isEqualTo(1000L);
     }
+
+    /**
+     * The same sub-millisecond stamps made recover(ZERO) miss a transaction stamped in the very
+     * millisecond the server's clock was read: "lastModified <= now" is false for 12:00:00.269700
+     * against a now returned as 12:00:00.269.
+     */
+    @Test
+    void recoverWithZeroThreshold_findsTransactionStampedInTheSameMillisecond() {
+        for (int i = 0; i < 100; i++) {
+            assertThatThrownBy(() -> crashingAt(CrashPoint.after(Step.INSERT, -1)).run(transfer(1))).isInstanceOf(Crash.class);
+
+            RecoveryReport report = recoverer.recover(Duration.ZERO);
+
+            assertThat(report.rolledForward()).as("round %s", i).isEqualTo(1);
+        }
+        assertThat(balance("A")).isEqualTo(900L);
+    }
 }

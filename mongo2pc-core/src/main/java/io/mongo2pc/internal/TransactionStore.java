@@ -129,7 +129,8 @@ final class TransactionStore {
         states.forEach(s -> spellings.addAll(s.spellings()));
         Bson filter = new Document(Fields.STATE, new Document("$in", spellings))
                 .append("$or", List.of(
-                        new Document(Fields.LAST_MODIFIED, new Document("$lte", Date.from(staleBefore))),
+                        // "Up to and including the millisecond": see sameStamp for why not $lte.
+                        new Document(Fields.LAST_MODIFIED, new Document("$lt", Date.from(staleBefore.plusMillis(1)))),
                         new Document(Fields.LAST_MODIFIED, new Document("$exists", false))));
         return transactions.find(filter).projection(Projections.exclude("__none")).limit(limit).into(new ArrayList<>());
     }
