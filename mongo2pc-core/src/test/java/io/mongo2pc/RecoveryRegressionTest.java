@@ -110,4 +110,17 @@ class RecoveryRegressionTest {
         }
         assertThat(balance("A")).isEqualTo(900L);
     }
+
+    /** The same for prune(ZERO): a transaction finished in the millisecond the clock was read was kept. */
+    @Test
+    void pruneWithZeroThreshold_deletesTransactionFinishedInTheSameMillisecond() {
+        TransactionManager manager = TransactionManager.builder().target("default", mongo.client()).database(mongo.database()).build();
+        for (int i = 0; i < 100; i++) {
+            manager.run(transfer(1));
+
+            assertThat(manager.prune(Duration.ZERO)).as("round %s", i).isEqualTo(1);
+        }
+        assertThat(balance("A")).isEqualTo(900L);
+        mongo.invariants().expectTotal(mongo.database(), 2000L);
+    }
 }

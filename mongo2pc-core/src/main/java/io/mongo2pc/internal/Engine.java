@@ -391,7 +391,8 @@ public final class Engine {
         List<String> terminal = new java.util.ArrayList<>(DONE.spellings());
         terminal.addAll(CANCELED.spellings());
         Document filter = new Document(Fields.STATE, new Document("$in", terminal))
-                .append(Fields.LAST_MODIFIED, new Document("$lte", Date.from(before)));
+                // The whole millisecond: the embedded server stores stamps below it (see TransactionStore.stale).
+                .append(Fields.LAST_MODIFIED, new Document("$lt", Date.from(before.plusMillis(1))));
         // Transactions finished by a new owner left fences on their participants: remove them first.
         List<Object> keep = new java.util.ArrayList<>();
         List<Document> fenced = retrier.call("find fenced", null, null, () -> store.collection()
