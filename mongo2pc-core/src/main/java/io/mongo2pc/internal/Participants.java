@@ -28,6 +28,12 @@ final class Participants {
     /** Why an operation could not be applied. */
     record Refusal(String reason) { }
 
+    /**
+     * The most transactions that may be in flight on one document (guarantee 7: a marker list
+     * cannot grow without limit). One more is refused, which cancels its transaction.
+     */
+    static final int MAX_MARKERS = 100;
+
     private final Targets targets;
 
     Participants(Targets targets) {
@@ -40,7 +46,8 @@ final class Participants {
         Object id = op.document().id();
         if (op instanceof Operation.Increment inc) {
             Document filter = new Document(Fields.ID, id).append(Fields.MARKERS, new Document("$ne", txId))
-                    .append(Fields.FINISHED, new Document("$ne", txId));
+                    .append(Fields.FINISHED, new Document("$ne", txId))
+                    .append(Fields.MARKERS + "." + (MAX_MARKERS - 1), new Document("$exists", false));
             // The guard is checked in the same atomic write as the change: no overdraft can slip between.
             filter.putAll(inc.guard());
             Document update = new Document("$inc", inc.increments())
@@ -112,6 +119,11 @@ final class Participants {
         }
         if (current.getList(Fields.MARKERS, Object.class, java.util.List.of()).stream().anyMatch(m -> sameId(m, txId))) {
             return null; // applied before (by us with the acknowledgement lost, or by a previous owner)
+        }
+        int inFlight = current.getList(Fields.MARKERS, Object.class, java.util.List.of()).size();
+        if (inFlight >= MAX_MARKERS) {
+            return new Refusal(op.document() + " has " + inFlight + " transactions in flight (at most " + MAX_MARKERS
+                    + "); retry once they finish or recovery has run");
         }
         if (current.getList(Fields.FINISHED, Object.class, java.util.List.of()).stream().anyMatch(m -> sameId(m, txId))) {
             return new Refusal("transaction " + txId + " was already finished on " + op.document() + " by a newer owner");
