@@ -42,7 +42,14 @@ public enum TransactionState {
 
     TransactionState(String stored, String... older) {
         this.stored = stored;
-        this.spellings = older.length == 0 ? List.of(stored) : List.of(stored, older[0]);
+        // Queries must match every spelling parse() accepts: the older words and the capitalized
+        // forms some versions of the tutorial write ("Pending").
+        java.util.List<String> all = new java.util.ArrayList<>();
+        for (String word : older.length == 0 ? List.of(stored) : List.of(stored, older[0])) {
+            all.add(word);
+            all.add(Character.toUpperCase(word.charAt(0)) + word.substring(1));
+        }
+        this.spellings = List.copyOf(all);
     }
 
     /** The string written to the {@code state} field. */
@@ -50,7 +57,7 @@ public enum TransactionState {
         return stored;
     }
 
-    /** Every string that reads as this state (the stored one first). */
+    /** Every string that reads as this state and that queries match (the stored one first). */
     public List<String> spellings() {
         return spellings;
     }

@@ -93,4 +93,45 @@ class RecoveryRegressionTest {
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("B")).isEqualTo(1000L);
     }
+
+    /**
+     * The same sub-millisecond stamps made recover(ZERO) miss a transaction stamped in the very
+     * millisecond the server's clock was read: "lastModified <= now" is false for 12:00:00.269700
+     * against a now returned as 12:00:00.269.
+     */
+    @Test
+    void recoverWithZeroThreshold_findsTransactionStampedInTheSameMillisecond() {
+        // A transaction written by hand (no owner, no lease of its own), stamped by the server's
+        // $currentDate, then recovered at once: only the recoverer's threshold (zero) applies.
+        var transactions = mongo.client().getDatabase(mongo.database()).getCollection("transactions");
+        for (int i = 0; i < 100; i++) {
+            transactions.updateOne(new Document("_id", "hand-" + i),
+                    new Document("$setOnInsert", new Document("state", "pending").append("ops", List.of(
+                            new Document("op", "inc").append("target", "default").append("db", mongo.database())
+                                    .append("coll", "accounts").append("id", "A").append("inc", new Document("balance", -1L))
+                                    .append("guard", new Document("balance", new Document("$gte", 1L))),
+                            new Document("op", "inc").append("target", "default").append("db", mongo.database())
+                                    .append("coll", "accounts").append("id", "B").append("inc", new Document("balance", 1L)))))
+                            .append("$currentDate", new Document("lastModified", true)),
+                    new com.mongodb.client.model.UpdateOptions().upsert(true));
+
+            RecoveryReport report = recoverer.recover(Duration.ZERO);
+
+            assertThat(report.rolledForward()).as("round %s", i).isEqualTo(1);
+        }
+        assertThat(balance("A")).isEqualTo(900L);
+    }
+
+    /** The same for prune(ZERO): a transaction finished in the millisecond the clock was read was kept. */
+    @Test
+    void pruneWithZeroThreshold_deletesTransactionFinishedInTheSameMillisecond() {
+        TransactionManager manager = TransactionManager.builder().target("default", mongo.client()).database(mongo.database()).build();
+        for (int i = 0; i < 100; i++) {
+            manager.run(transfer(1));
+
+            assertThat(manager.prune(Duration.ZERO)).as("round %s", i).isEqualTo(1);
+        }
+        assertThat(balance("A")).isEqualTo(900L);
+        mongo.invariants().expectTotal(mongo.database(), 2000L);
+    }
 }

@@ -303,6 +303,18 @@ class BadInputTest {
         refused(List.of(inc("", "balance", 1L, null)), "must not be empty");
     }
 
+    /**
+     * Regression: a user operation could change the coordinator's own documents, e.g. raise the
+     * value of a pending transfer (which recovery reads back) or bump another transaction's epoch.
+     */
+    @Test
+    void run_operationOnTheCoordinatorsOwnCollections_isRefused() {
+        refused(List.of(new Operation.Increment(DocumentRef.of(mongo.database(), "transactions", "t1"), new Document("value", 1000L), null)),
+                "transactions", "coordinator");
+        refused(List.of(new Operation.Increment(DocumentRef.of(mongo.database(), "transactions_clock", "mongo2pc-clock"),
+                new Document("n", 1L), null)), "coordinator");
+    }
+
     @Test
     void run_badDatabaseOrCollectionNames_areRefused() {
         refused(List.of(new Operation.Increment(new DocumentRef("default", "a$b", "accounts", "A"), new Document("balance", 1L), null)),

@@ -306,4 +306,65 @@ class CancelPathsTest {
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("B")).isEqualTo(1000L);
     }
+
+    // ---- participants a write cannot change ------------------------------------------------------
+
+    @Test
+    void transfer_toAccountWhoseBalanceIsNotANumber_isCanceledWithNothingInEffect() {
+        // given: B's balance was overwritten with text by someone else
+        bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", "1000")));
+        mongo.invariants().expectTotal(mongo.database(), 1000L);
+
+        // when
+        TransactionOutcome outcome = bank.transfer("A", "B", 100L);
+
+        // then: the credit's write error cancels the transfer; A's debit is undone
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("B");
+        assertThat(balance("A")).isEqualTo(1000L);
+        assertThat(bank.accounts().find(new Document("_id", "B")).first().get("balance")).isEqualTo("1000");
+        bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", 1000L)));
+        mongo.invariants().expectTotal(mongo.database(), 2000L);
+    }
+
+    @Test
+    void transferOfDecimalAmount_toAccountWhoseBalanceIsNotANumber_isCanceledWithNothingInEffect() {
+        // given: B's balance is text; a decimal credit has no overflow guard, so the write itself fails
+        bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", "1000")));
+        mongo.invariants().expectTotal(mongo.database(), 1000L);
+
+        // when
+        TransactionOutcome outcome = bank.transfer("A", "B", Amounts.parse("100.50"));
+
+        // then
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("B");
+        assertThat(Amounts.toBigDecimal(bank.accounts().find(new Document("_id", "A")).first().get("balance"))).isEqualByComparingTo("1000");
+        bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", 1000L)));
+        mongo.invariants().expectTotal(mongo.database(), 2000L);
+    }
+
+    @Test
+    void recover_oneTransactionThatCannotBeApplied_doesNotStopThePassForTheOthers() throws Exception {
+        // given: two stale transfers; the first one's destination cannot be credited (a decimal credit
+        // has no overflow guard, so the write itself fails on B's text balance)
+        bank.createAccount("C", 1000L);
+        mongo.invariants().expectTotal(mongo.database(), 3000L);
+        TransactionManager owner1 = newManager("owner", Duration.ofMillis(100), crashOnceAt(CrashPoint.after(Step.APPLY, 0)));
+        assertThatThrownBy(() -> new Bank(owner1).transfer("A", "B", Amounts.parse("100.50"))).isInstanceOf(Crash.class);
+        TransactionManager owner2 = newManager("owner", Duration.ofMillis(100), crashOnceAt(CrashPoint.after(Step.APPLY, 0)));
+        assertThatThrownBy(() -> new Bank(owner2).transfer("C", "A", 100L)).isInstanceOf(Crash.class);
+        bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", "1000")));
+        Thread.sleep(200);
+
+        // when
+        io.mongo2pc.RecoveryReport report = newManager("recoverer", Duration.ofMillis(100), CrashHook.NONE).recover();
+
+        // then: both handled in one pass: the poisoned one canceled (A refunded), the other rolled forward
+        assertThat(report.rolledForward()).isEqualTo(1);
+        assertThat(report.canceled()).isEqualTo(1);
+        assertThat(Amounts.toBigDecimal(bank.accounts().find(new Document("_id", "A")).first().get("balance"))).isEqualByComparingTo("1100");
+        assertThat(balance("C")).isEqualTo(900L);
+        bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", 1000L)));
+    }
 }

@@ -203,4 +203,101 @@ class ConcurrentQueueTest {
         assertThat(actual).isEqualTo(expected);
         assertThat(actual.values()).allSatisfy(b -> assertThat(b).isNotNegative());
     }
+
+    @Test
+    void recovery_fourRecoverersOfTwoApplicationsRace_eachStaleTransferFinishedExactlyOnce() throws Exception {
+        // given: 80 transfers among 10 accounts, each owner killed at a random crash point
+        TransactionManager setupManager = manager(mongo.client(), "setup");
+        Bank setup = new Bank(setupManager);
+        for (int i = 0; i < 10; i++) {
+            setup.createAccount(account(i), OPENING);
+        }
+        mongo.invariants().expectTotal(mongo.database(), 10 * OPENING);
+        // the points a transfer passes where it leaves an open transaction behind
+        List<io.mongo2pc.CrashPoint> points = new ArrayList<>();
+        points.add(io.mongo2pc.CrashPoint.after(io.mongo2pc.CrashPoint.Step.INSERT, -1));
+        for (io.mongo2pc.CrashPoint.Step step : List.of(io.mongo2pc.CrashPoint.Step.APPLY, io.mongo2pc.CrashPoint.Step.RELEASE,
+                io.mongo2pc.CrashPoint.Step.UNDO)) {
+            for (int p : List.of(0, 1)) {
+                points.add(io.mongo2pc.CrashPoint.before(step, p));
+                points.add(io.mongo2pc.CrashPoint.after(step, p));
+            }
+        }
+        for (io.mongo2pc.CrashPoint.Step step : List.of(io.mongo2pc.CrashPoint.Step.COMMIT, io.mongo2pc.CrashPoint.Step.FINISH,
+                io.mongo2pc.CrashPoint.Step.BEGIN_CANCEL, io.mongo2pc.CrashPoint.Step.FINISH_CANCEL)) {
+            points.add(io.mongo2pc.CrashPoint.before(step, -1));
+        }
+        points.add(io.mongo2pc.CrashPoint.after(io.mongo2pc.CrashPoint.Step.COMMIT, -1));
+        points.add(io.mongo2pc.CrashPoint.after(io.mongo2pc.CrashPoint.Step.BEGIN_CANCEL, -1));
+        Random random = new Random(7);
+        for (int n = 0; n < 80; n++) {
+            io.mongo2pc.CrashPoint crashAt = points.get(random.nextInt(points.size()));
+            AtomicBoolean armed = new AtomicBoolean(true);
+            TransactionManager owner = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+                    .database(mongo.database()).application("owner").crashHook((point, id) -> {
+                        if (point.equals(crashAt) && armed.compareAndSet(true, false)) {
+                            throw new IllegalStateException("owner killed at " + point);
+                        }
+                    })).build();
+            int from = random.nextInt(10);
+            try {
+                new Bank(owner).transfer(account(from), account((from + 1 + random.nextInt(9)) % 10), 1 + random.nextInt(1_200));
+            } catch (IllegalStateException killed) {
+                assertThat(killed.getMessage()).startsWith("owner killed");
+            }
+        }
+        Map<TransactionState, Long> before = setupManager.counts();
+        long stale = before.get(TransactionState.PENDING) + before.get(TransactionState.APPLIED) + before.get(TransactionState.CANCELING);
+        assertThat(stale).as("transfers left half-done").isGreaterThan(30);
+
+        // when: the dead owners' leases run out, and four recoverers on two managers with their own
+        // clients race over the same stale transactions
+        mongo.expireLeases(mongo.database());
+        List<TransactionManager> recoverers = List.of(manager(mongo.newClient(), "recover-one"), manager(mongo.newClient(), "recover-two"));
+        AtomicLong finished = new AtomicLong();
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            TransactionManager recoverer = recoverers.get(t % 2);
+            futures.add(pool.submit(() -> {
+                start.await();
+                for (int pass = 0; pass < 3; pass++) {
+                    finished.addAndGet(recoverer.recover(java.time.Duration.ZERO).finished());
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : futures) {
+            f.get(60, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+        finished.addAndGet(recoverers.get(0).recover(java.time.Duration.ZERO).finished());
+
+        // then: each stale transfer reported finished by exactly one recoverer, all terminal
+        assertThat(finished.get()).as("transactions finished (each by exactly one recoverer)").isEqualTo(stale);
+        Map<TransactionState, Long> after = setupManager.counts();
+        long written = setupManager.transactions().countDocuments();
+        assertThat(after.get(TransactionState.DONE) + after.get(TransactionState.CANCELED)).isEqualTo(written);
+        Map<Object, Long> expected = new HashMap<>();
+        for (int i = 0; i < 10; i++) {
+            expected.put(account(i), OPENING);
+        }
+        for (Document tx : setupManager.transactions().find()) {
+            assertThat(TransactionState.parse(tx.getString("state")).orElseThrow().isTerminal()).as(tx.toJson()).isTrue();
+            if (tx.getString("state").equals("done")) {
+                expected.merge(tx.get("source"), -tx.getLong("value"), Long::sum);
+                expected.merge(tx.get("destination"), tx.getLong("value"), Long::sum);
+            }
+        }
+        Map<Object, Long> actual = new HashMap<>();
+        setup.accounts().find().forEach(d -> actual.put(d.get("_id"), d.getLong("balance")));
+        assertThat(actual).as("balances = opening + done transfers").isEqualTo(expected);
+        // and pruning removes every finished transaction, leaving the accounts as the tutorial shapes them
+        assertThat(setupManager.prune(java.time.Duration.ZERO)).isEqualTo(written);
+        for (Document account : setup.accounts().find()) {
+            assertThat(account.keySet()).as("account fields").containsExactlyInAnyOrder("_id", "balance", "pendingTransactions");
+        }
+    }
 }

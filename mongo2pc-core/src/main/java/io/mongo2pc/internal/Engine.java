@@ -125,7 +125,7 @@ public final class Engine {
      * value); {@code storeOps} false leaves the operations to be read back by a codec from them.
      */
     public TransactionOutcome run(List<Operation> ops, Document fields, boolean storeOps) {
-        Validation.check(ops, config.targets().names(), config.maxOperations());
+        validate(ops, config.maxOperations());
         Object id = config.ids().get();
         Document doc = newDocument(fields, ops, storeOps, PENDING)
                 .append(Fields.APPLICATION, config.application())
@@ -139,7 +139,7 @@ public final class Engine {
 
     /** Writes a new {@code initial} transaction for any worker to claim; returns its id. */
     public Object submit(List<Operation> ops, Document fields, boolean storeOps) {
-        Validation.check(ops, config.targets().names(), config.maxOperations());
+        validate(ops, config.maxOperations());
         Object id = config.ids().get();
         insert(id, newDocument(fields, ops, storeOps, INITIAL));
         return id;
@@ -184,7 +184,7 @@ public final class Engine {
         Owned tx;
         try {
             List<Operation> ops = operationsOf(claimed);
-            Validation.check(ops, config.targets().names(), config.maxOperations());
+            validate(ops, config.maxOperations());
             tx = new Owned(id, 1L, ops, PENDING, null);
             stamped(tx, TransactionStore.stamped(claimed));
         } catch (InvalidTransactionException | IllegalStateException e) {
@@ -397,19 +397,21 @@ public final class Engine {
             ops = operationsOf(seen);
             // Stored by anyone (a tutorial app, a hand edit): check as strictly as a new one, but
             // not against this instance's size limit, which may be lower than its creator's.
-            Validation.check(ops, config.targets().names(), Integer.MAX_VALUE);
+            validate(ops, Integer.MAX_VALUE);
         } catch (RuntimeException e) {
             log.warn("cannot recover transaction {}: {}", id, e.getMessage());
             return Optional.empty();
         }
         hook(CrashPoint.before(Step.TAKEOVER, -1), id);
+        // A token of this attempt: two threads of one manager share its owner name, so only the
+        // token tells our own takeover (acknowledgement lost, then retried) from a sibling's.
+        String token = java.util.UUID.randomUUID().toString();
         Document taken = retrier.call("takeover", id, TransactionStore.stateOf(seen),
-                () -> afterWrite(store.takeOver(seen, staleBefore, config.application(), config.owner(), config.lease().toMillis()), Step.TAKEOVER, -1, id));
+                () -> afterWrite(store.takeOver(seen, staleBefore, config.application(), config.owner(), config.lease().toMillis(), token),
+                        Step.TAKEOVER, -1, id));
         if (taken == null) {
-            // Our own takeover whose acknowledgement was lost: the document names us under the next epoch.
             Document current = retrier.call("read", id, null, () -> store.find(id));
-            if (current != null && config.owner().equals(current.get(Fields.OWNER))
-                    && TransactionStore.epochOf(current) == TransactionStore.epochOf(seen) + 1) {
+            if (current != null && token.equals(current.get(Fields.TOKEN))) {
                 taken = current;
             }
         }
@@ -546,6 +548,20 @@ public final class Engine {
         }
         throw new IllegalStateException("transaction " + transaction.get(Fields.ID)
                 + " has no operations mongo2pc can read (no 'ops' field and no codec recognises it)");
+    }
+
+    /** Validation.check, and no operation on the coordinator's own documents (transactions, clock). */
+    private void validate(List<Operation> ops, int maxOperations) {
+        Validation.check(ops, config.targets().names(), maxOperations);
+        for (int i = 0; i < ops.size(); i++) {
+            io.mongo2pc.DocumentRef ref = ops.get(i).document();
+            if (ref.target().equals(io.mongo2pc.DocumentRef.DEFAULT_TARGET) && ref.database().equals(config.database())
+                    && (ref.collection().equals(config.transactionsCollection())
+                    || ref.collection().equals(config.transactionsCollection() + "_clock"))) {
+                throw new InvalidTransactionException("operation " + i + " on " + ref + ": the collection "
+                        + ref.collection() + " belongs to the transaction coordinator and cannot be changed by an operation");
+            }
+        }
     }
 
     private void hook(CrashPoint point, Object id) {

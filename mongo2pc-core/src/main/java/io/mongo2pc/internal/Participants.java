@@ -55,6 +55,17 @@ final class Participants {
 
     /** Applies {@code op} for {@code txId} unless it already is. */
     Result apply(Operation op, Object txId, Instant deadline) {
+        try {
+            return applyOnce(op, txId, deadline);
+        } catch (com.mongodb.MongoWriteException e) {
+            // The server refused this change for good (e.g. $inc of a text field, a replacement too
+            // large): nothing was written, so it is a refusal that cancels the transaction, not a crash.
+            return new Result(Kind.REFUSED, "cannot apply " + OperationCodec.kind(op) + " to " + op.document() + ": "
+                    + e.getError().getMessage());
+        }
+    }
+
+    private Result applyOnce(Operation op, Object txId, Instant deadline) {
         MongoCollection<Document> coll = targets.collection(op.document());
         Object id = op.document().id();
         if (op instanceof Operation.Increment inc) {

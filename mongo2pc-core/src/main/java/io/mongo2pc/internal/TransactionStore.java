@@ -107,7 +107,7 @@ final class TransactionStore {
      * renewed its lease in between keeps it. Bumps the epoch, so every later state change of the
      * previous owner matches nothing. Returns the document after the takeover, or null if lost.
      */
-    Document takeOver(Document seen, Instant staleBefore, String application, String owner, long leaseMillis) {
+    Document takeOver(Document seen, Instant staleBefore, String application, String owner, long leaseMillis, String token) {
         TransactionState state = stateOf(seen);
         Document filter = new Document(Fields.ID, seen.get(Fields.ID))
                 .append(Fields.STATE, seen.get(Fields.STATE))
@@ -119,7 +119,8 @@ final class TransactionStore {
                         .append(Fields.APPLICATION, application)
                         .append(Fields.OWNER, owner)
                         .append(Fields.EPOCH, epochOf(seen) + 1)
-                        .append(Fields.LEASE_MS, leaseMillis))
+                        .append(Fields.LEASE_MS, leaseMillis)
+                        .append(Fields.TOKEN, token))
                         .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
                 new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
     }

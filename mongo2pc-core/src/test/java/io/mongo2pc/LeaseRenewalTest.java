@@ -1,0 +1,80 @@
+package io.mongo2pc;
+
+import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Guarantee 2, the other side: a live owner whose transaction takes longer than its lease keeps
+ * renewing it, so a recoverer polling all the while never takes it over.
+ */
+class LeaseRenewalTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    @Test
+    void slowOwnerApplyingManyOperations_renewsItsLease_andIsNeverTakenOver() throws Exception {
+        // given: 12 documents and an owner that needs ~80 ms per apply, ~1 s in all, with a 300 ms lease
+        Duration lease = Duration.ofMillis(300);
+        List<Operation> ops = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            mongo.client().getDatabase(mongo.database()).getCollection("counters")
+                    .insertOne(new Document("_id", "c" + i).append("n", 0L).append("pendingTransactions", List.of()));
+            ops.add(Operation.increment(DocumentRef.of(mongo.database(), "counters", "c" + i), "n", 1L, null));
+        }
+        TransactionManager owner = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("slow").lease(lease).crashHook((point, id) -> {
+                    if (point.step() == Step.APPLY && point.phase() == CrashPoint.Phase.BEFORE) {
+                        sleep(80);
+                    }
+                }).build();
+        TransactionManager recoverer = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                .application("recoverer").lease(lease).build();
+
+        // a recoverer polls the whole time with the same lease
+        AtomicBoolean running = new AtomicBoolean(true);
+        AtomicInteger takenOver = new AtomicInteger();
+        Thread poller = new Thread(() -> {
+            while (running.get()) {
+                takenOver.addAndGet(recoverer.recover().finished() + recoverer.recover().skipped());
+                sleep(10);
+            }
+        });
+        poller.start();
+
+        // when
+        TransactionOutcome outcome;
+        try {
+            outcome = owner.run(ops);
+        } finally {
+            running.set(false);
+            poller.join();
+        }
+
+        // then
+        assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
+        assertThat(takenOver.get()).as("takeovers of a live owner").isZero();
+        assertThat(owner.inspect(outcome.id()).orElseThrow()).containsEntry("epoch", 1L).containsEntry("application", "slow");
+        for (Document d : mongo.client().getDatabase(mongo.database()).getCollection("counters").find()) {
+            assertThat(d.getLong("n")).isEqualTo(1L);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
