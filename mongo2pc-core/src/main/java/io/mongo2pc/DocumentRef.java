@@ -21,6 +21,16 @@ public record DocumentRef(String target, String database, String collection, Obj
         return new DocumentRef(DEFAULT_TARGET, database, collection, id);
     }
 
+    /**
+     * Refuses an id that is not a plain value (a non-empty string, an integer or an ObjectId),
+     * such as a document that smuggles a query operator ({@code {"$gt": ""}}).
+     *
+     * @throws InvalidTransactionException naming {@code what} and the id
+     */
+    public static void requirePlainId(Object id, String what) {
+        io.mongo2pc.internal.Validation.checkId(id, what);
+    }
+
     @Override
     public String toString() {
         return target + "/" + database + "." + collection + "/" + id;

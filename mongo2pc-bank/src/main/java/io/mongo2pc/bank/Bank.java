@@ -4,11 +4,11 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
+import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
-import io.mongo2pc.internal.Validation;
 import org.bson.Document;
 
 import java.math.BigDecimal;
@@ -63,7 +63,7 @@ public final class Bank {
 
     /** Creates {@code {_id: id, balance, pendingTransactions: []}}; refuses a bad id or amount, or an existing id. */
     public void createAccount(Object id, Number balance) {
-        Validation.checkId(id, "account");
+        DocumentRef.requirePlainId(id, "account");
         if (balance instanceof Integer i) {
             balance = i.longValue();
         }
@@ -101,8 +101,8 @@ public final class Bank {
     }
 
     private Document checkTransfer(Object source, Object destination, Number amount) {
-        Validation.checkId(source, "source account");
-        Validation.checkId(destination, "destination account");
+        DocumentRef.requirePlainId(source, "source account");
+        DocumentRef.requirePlainId(destination, "destination account");
         Number value = Amounts.requirePositive(amount, "transfer amount");
         // MongoDB matches an int and a long of the same value as one _id; so must these checks.
         if (sameId(source).equals(sameId(destination))) {

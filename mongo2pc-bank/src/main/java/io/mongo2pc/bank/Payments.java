@@ -8,7 +8,6 @@ import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.internal.Validation;
 import org.bson.Document;
 
 import java.util.List;
@@ -38,7 +37,7 @@ public final class Payments {
 
     /** Creates {@code {_id: orderId, state: "UnPaid", total}}. */
     public void createOrder(String orderId, long total) {
-        Validation.checkId(orderId, "order");
+        DocumentRef.requirePlainId(orderId, "order");
         Amounts.requirePositive(total, "order total");
         try {
             orders.insertOne(new Document("_id", orderId).append("state", "UnPaid").append("total", total));
@@ -60,8 +59,8 @@ public final class Payments {
      * null) in the same transaction, so money stays within the accounts.
      */
     public TransactionOutcome pay(String orderId, String accountId, String merchantAccountId) {
-        Validation.checkId(orderId, "order");
-        Validation.checkId(accountId, "account");
+        DocumentRef.requirePlainId(orderId, "order");
+        DocumentRef.requirePlainId(accountId, "account");
         Document order = orders.find(new Document("_id", orderId)).first();
         if (order == null) {
             throw new InvalidTransactionException("order " + orderId + " does not exist");
@@ -76,7 +75,7 @@ public final class Payments {
                 Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
                         new Document("order", orderId).append("account", accountId).append("amount", amount))));
         if (merchantAccountId != null) {
-            Validation.checkId(merchantAccountId, "merchant account");
+            DocumentRef.requirePlainId(merchantAccountId, "merchant account");
             ops.add(Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, merchantAccountId), "balance", amount, null));
         }
         return manager.run(ops);
