@@ -212,7 +212,9 @@ public final class Engine {
                     }
                 }
                 case APPLIED -> {
-                    for (int i = 0; i < tx.ops.size(); i++) {
+                    boolean released = batchable(tx)
+                            && batch(tx, Step.RELEASE, deadline -> participants.releaseIncrements(increments(tx), tx.id, deadline));
+                    for (int i = 0; i < tx.ops.size() && !released; i++) {
                         Operation op = tx.ops.get(i);
                         participantWrite(tx, Step.RELEASE, i, deadline -> participants.release(op, tx.id, deadline));
                     }
@@ -240,6 +242,8 @@ public final class Engine {
 
     /** Applies every operation; returns null if all are in effect, else why one cannot be. */
     private String applyAll(Owned tx) {
+        // One by one, in order, never batched: a later write must not be in effect (a credit that
+        // others could spend) before an earlier one's guard (the debit's) has held.
         for (int i = 0; i < tx.ops.size(); i++) {
             Operation op = tx.ops.get(i);
             Participants.Result result = participantWrite(tx, Step.APPLY, i, deadline -> participants.apply(op, tx.id, deadline));
@@ -248,6 +252,49 @@ public final class Engine {
             }
         }
         return null;
+    }
+
+    /** The most writes sent in one request; larger transactions go one by one, renewing their lease between. */
+    private static final int MAX_BATCH = 8;
+
+    /** A transfer's shape: a few increments, all in one collection, so one request can carry them all. */
+    private static boolean batchable(Owned tx) {
+        if (tx.ops.size() < 2 || tx.ops.size() > MAX_BATCH) {
+            return false;
+        }
+        io.mongo2pc.DocumentRef first = tx.ops.get(0).document();
+        for (Operation op : tx.ops) {
+            io.mongo2pc.DocumentRef ref = op.document();
+            if (!(op instanceof Operation.Increment) || !ref.target().equals(first.target())
+                    || !ref.database().equals(first.database()) || !ref.collection().equals(first.collection())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static List<Operation.Increment> increments(Owned tx) {
+        return tx.ops.stream().map(Operation.Increment.class::cast).toList();
+    }
+
+    /**
+     * The writes of {@code step} for every operation in one request, with the crash points of each
+     * around it. True if all matched; false sends the caller to the one-by-one path, which settles
+     * whatever this left (every write is idempotent).
+     */
+    private boolean batch(Owned tx, Step step, java.util.function.Function<Instant, Boolean> write) {
+        renewIfDue(tx);
+        Instant deadline = tx.deadline;
+        for (int i = 0; i < tx.ops.size(); i++) {
+            hook(CrashPoint.before(step, i), tx.id);
+        }
+        return retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, tx.state, () -> {
+            boolean all = write.apply(deadline);
+            for (int i = 0; i < tx.ops.size(); i++) {
+                hook(CrashPoint.after(step, i), tx.id);
+            }
+            return all;
+        });
     }
 
     /**
@@ -424,6 +471,14 @@ public final class Engine {
         stamped(tx, TransactionStore.stamped(taken));
         try {
             if (cancelReason != null && tx.state == PENDING) {
+                if (participants.allApplied(tx.ops, tx.id)) {
+                    // Every operation is in effect: nothing can refuse it any more, and undoing a credit
+                    // that others may have spent could overdraw. It commits instead.
+                    TransactionOutcome outcome = drive(tx);
+                    config.metrics().recovered(outcome.state());
+                    throw new TransactionException("transaction " + id + " had every operation applied, so it was"
+                            + " rolled forward to " + outcome.state().stored() + " instead of canceled", id, outcome.state());
+                }
                 tx.reason = cancelReason;
                 move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, cancelReason));
             }

@@ -65,20 +65,48 @@ final class Participants {
         }
     }
 
+    /** Releases the markers of increments that all live in one collection, in one request; true if all matched. */
+    boolean releaseIncrements(List<Operation.Increment> ops, Object txId, Instant deadline) {
+        List<com.mongodb.client.model.WriteModel<Document>> writes = new java.util.ArrayList<>(ops.size());
+        for (Operation.Increment inc : ops) {
+            writes.add(new com.mongodb.client.model.UpdateOneModel<>(
+                    fenced(new Document(Fields.ID, inc.document().id()), deadline).append(Fields.MARKERS, txId),
+                    new Document("$pull", new Document(Fields.MARKERS, txId))));
+        }
+        return targets.collection(ops.get(0).document()).bulkWrite(writes,
+                new com.mongodb.client.model.BulkWriteOptions().ordered(false)).getMatchedCount() == ops.size();
+    }
+
+    /** True if every operation is in effect for {@code txId} (its marker is on its document). */
+    boolean allApplied(List<Operation> ops, Object txId) {
+        for (Operation op : ops) {
+            if (targets.collection(op.document()).find(new Document(Fields.ID, op.document().id()).append(Fields.MARKERS, txId))
+                    .projection(Projections.include(Fields.ID)).first() == null) {
+                return false;
+            }
+        }
+        return !ops.isEmpty();
+    }
+
+    private Document incrementFilter(Operation.Increment inc, Object txId, Instant deadline) {
+        Document filter = fenced(new Document(Fields.ID, inc.document().id()), deadline)
+                .append(Fields.MARKERS, new Document("$ne", txId))
+                // Bounded markers: a document never carries more than maxMarkers transactions.
+                .append(Fields.MARKERS + "." + (maxMarkers - 1), new Document("$exists", false));
+        // The guard is checked in the same atomic write as the change: no overdraft can slip between.
+        filter.putAll(inc.guard());
+        return filter.append(Fields.LOCK, new Document("$exists", false));
+    }
+
+    private static Document incrementUpdate(Operation.Increment inc, Object txId) {
+        return new Document("$inc", inc.increments()).append("$push", new Document(Fields.MARKERS, txId));
+    }
+
     private Result applyOnce(Operation op, Object txId, Instant deadline) {
         MongoCollection<Document> coll = targets.collection(op.document());
         Object id = op.document().id();
         if (op instanceof Operation.Increment inc) {
-            Document filter = fenced(new Document(Fields.ID, id), deadline)
-                    .append(Fields.MARKERS, new Document("$ne", txId))
-                    // Bounded markers: a document never carries more than maxMarkers transactions.
-                    .append(Fields.MARKERS + "." + (maxMarkers - 1), new Document("$exists", false));
-            // The guard is checked in the same atomic write as the change: no overdraft can slip between.
-            filter.putAll(inc.guard());
-            Document update = new Document("$inc", inc.increments())
-                    .append("$push", new Document(Fields.MARKERS, txId));
-            filter.append(Fields.LOCK, new Document("$exists", false));
-            if (coll.updateOne(filter, update).getMatchedCount() == 1) {
+            if (coll.updateOne(incrementFilter(inc, txId, deadline), incrementUpdate(inc, txId)).getMatchedCount() == 1) {
                 return Result.DONE;
             }
             return whyNotApplied(coll, op, txId, deadline);
