@@ -39,8 +39,9 @@ final class ModelChecker {
     private final Map<String, Integer> ids = new HashMap<>();
     private final List<State> states = new ArrayList<>();
     private int[] parent = new int[1024];
-    private final List<String> via = new ArrayList<>();
     private final List<int[]> successors = new ArrayList<>();
+    /** The label of a step that broke a transition invariant (its target may equal a known state). */
+    private final Map<Integer, String> badSteps = new HashMap<>();
 
     ModelChecker(ProtocolModel model) {
         this.model = model;
@@ -49,7 +50,7 @@ final class ModelChecker {
     Outcome run() {
         ArrayDeque<Integer> queue = new ArrayDeque<>();
         for (State init : model.initialStates()) {
-            int id = add(init, -1, "initial: " + init);
+            int id = add(init, -1);
             String bad = model.violation(init);
             if (bad != null) {
                 return failure(bad, id, 0);
@@ -67,12 +68,13 @@ final class ModelChecker {
                 transitions++;
                 String badStep = model.transitionViolation(s, step.next());
                 if (badStep != null) {
-                    int to = add(step.next(), id, step.action());
+                    int to = add(step.next(), id);
+                    badSteps.put(to, step.action());
                     return failure(badStep, to, transitions);
                 }
                 Integer known = ids.get(step.next().key());
                 if (known == null) {
-                    known = add(step.next(), id, step.action());
+                    known = add(step.next(), id);
                     String bad = model.violation(step.next());
                     if (bad != null) {
                         return failure(bad, known, transitions);
@@ -136,7 +138,7 @@ final class ModelChecker {
         return new Outcome(n, transitions, finished, null, List.of());
     }
 
-    private int add(State s, int from, String action) {
+    private int add(State s, int from) {
         int id = states.size();
         states.add(s);
         ids.put(s.key(), id);
@@ -144,7 +146,6 @@ final class ModelChecker {
             parent = Arrays.copyOf(parent, parent.length * 2);
         }
         parent[id] = from;
-        via.add(action);
         return id;
     }
 
@@ -152,16 +153,26 @@ final class ModelChecker {
         return new Outcome(states.size(), transitions, 0, violation, trace(id));
     }
 
+    /** The path from an initial state to {@code id}; the labels are rebuilt by replaying each step. */
     private List<String> trace(int id) {
-        List<String> lines = new ArrayList<>();
+        List<Integer> path = new ArrayList<>();
         for (int at = id; at >= 0; at = parent[at]) {
-            lines.add(via.get(at) + (parent[at] >= 0 ? "\n      => " + states.get(at) : ""));
+            path.add(at);
         }
-        java.util.Collections.reverse(lines);
-        List<String> numbered = new ArrayList<>();
-        for (int i = 0; i < lines.size(); i++) {
-            numbered.add((i == 0 ? "" : i + ". ") + lines.get(i));
+        java.util.Collections.reverse(path);
+        List<String> lines = new ArrayList<>();
+        lines.add("initial: " + states.get(path.get(0)));
+        for (int i = 1; i < path.size(); i++) {
+            State from = states.get(path.get(i - 1));
+            State to = states.get(path.get(i));
+            String label = badSteps.get(path.get(i));
+            if (label == null) {
+                String key = to.key();
+                label = model.successors(from).stream().filter(st -> st.next().key().equals(key))
+                        .map(Step::action).findFirst().orElse("?");
+            }
+            lines.add(i + ". " + label + "\n      => " + to);
         }
-        return numbered;
+        return lines;
     }
 }

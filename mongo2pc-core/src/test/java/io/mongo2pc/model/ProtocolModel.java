@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * A small, exhaustive model of the protocol in {@code io.mongo2pc.internal}: one transfer of 1 from
@@ -49,8 +48,22 @@ final class ProtocolModel {
     final Set<Bug> bugs;
     final int crashes;
     final int[] initialBalances;
+    /**
+     * True: every write is first prepared into the coordinator's hand, then sent. False (the
+     * default, same behaviours, far fewer states): an owner's write is prepared and sent in one
+     * step, because its parameters (epoch, state, deadline distance) are a function of the owner's
+     * frozen local state, so "holding it in hand" is the same as not having computed it yet; only
+     * a crash can tell the difference, and a crash puts any write the owner could send next on the
+     * wire. A takeover's read and its CAS stay separate steps (what was read is not local state).
+     */
+    final boolean explicitHands;
 
     ProtocolModel(Set<Bug> bugs, int crashes, int... initialBalances) {
+        this(bugs, crashes, false, initialBalances);
+    }
+
+    ProtocolModel(Set<Bug> bugs, int crashes, boolean explicitHands, int... initialBalances) {
+        this.explicitHands = explicitHands;
         this.bugs = bugs.isEmpty() ? EnumSet.noneOf(Bug.class) : EnumSet.copyOf(bugs);
         this.crashes = crashes;
         this.initialBalances = initialBalances;
@@ -115,9 +128,15 @@ final class ProtocolModel {
         Write withLeft(int l) { return new Write(kind, epoch, from, to, op, l, touched, cancel); }
         Write touch() { return kind == Kind.TAKEOVER ? new Write(kind, epoch, from, to, op, left, true, cancel) : this; }
 
+        /** A compact, injective code (for state keys and the canonical order of orphans). */
+        int code() {
+            return kind.ordinal() | epoch << 3 | (from == null ? 7 : from.ordinal()) << 8 | (to == null ? 7 : to.ordinal()) << 11
+                    | (op + 1) << 14 | (left + 1) << 16 | (touched ? 1 : 0) << 20 | (cancel ? 1 : 0) << 21;
+        }
+
         @Override
         public int compareTo(Write o) {
-            return toString().compareTo(o.toString());
+            return Integer.compare(code(), o.code());
         }
 
         @Override
@@ -152,6 +171,11 @@ final class ProtocolModel {
 
         static Coordinator owning(int epoch, Tx state, boolean cancel, State doc) {
             return new Coordinator(true, epoch, state, 0, deadline(doc), cancel, false, null);
+        }
+
+        int code() {
+            return (owner ? 1 : 0) | epoch << 1 | (state == null ? 7 : state.ordinal()) << 6 | pc << 9 | (left + 1) << 11
+                    | (cancel ? 1 : 0) << 14 | (mustRenew ? 1 : 0) << 15;
         }
 
         Coordinator withHand(Write w) { return new Coordinator(owner, epoch, state, pc, left, cancel, mustRenew, w); }
@@ -219,59 +243,74 @@ final class ProtocolModel {
          * successor relation (takeover writes seen + 1) of every epoch still referenced.
          */
         State normalize() {
-            TreeSet<Integer> used = new TreeSet<>();
-            used.add(docEpoch);
+            int[] used = new int[16];
+            int n = 0;
+            used[n++] = docEpoch;
             for (Coordinator c : co) {
                 if (c.owner) {
-                    used.add(c.epoch);
+                    used[n++] = c.epoch;
                 }
                 if (c.hand != null && c.hand.hasEpoch()) {
-                    used.add(c.hand.epoch);
+                    used[n++] = c.hand.epoch;
                 }
             }
             for (Write w : orphans) {
                 if (w.hasEpoch()) {
-                    used.add(w.epoch);
+                    used[n++] = w.epoch;
                 }
             }
-            java.util.Map<Integer, Integer> map = new java.util.HashMap<>();
-            int prev = Integer.MIN_VALUE;
-            int next = -1;
-            for (int e : used) {
-                next = prev != Integer.MIN_VALUE && e == prev + 1 ? next + 1 : next + 2;
-                map.put(e, next);
-                prev = e;
+            int[] sorted = Arrays.copyOf(used, n);
+            Arrays.sort(sorted);
+            int[] renamed = new int[n];
+            for (int i = 0; i < n; i++) {
+                if (i == 0) {
+                    renamed[i] = 1;
+                } else if (sorted[i] == sorted[i - 1]) {
+                    renamed[i] = renamed[i - 1];
+                } else {
+                    renamed[i] = renamed[i - 1] + (sorted[i] == sorted[i - 1] + 1 ? 1 : 2);
+                }
             }
-            docEpoch = map.get(docEpoch);
+            java.util.function.IntUnaryOperator map = e -> renamed[Arrays.binarySearch(sorted, e)];
+            docEpoch = map.applyAsInt(docEpoch);
             for (int i = 0; i < co.length; i++) {
                 Coordinator c = co[i];
                 if (c.owner) {
-                    c = c.withEpoch(map.get(c.epoch));
+                    c = c.withEpoch(map.applyAsInt(c.epoch));
                 }
                 if (c.hand != null && c.hand.hasEpoch()) {
-                    c = c.withHand(c.hand.withEpoch(map.get(c.hand.epoch)));
+                    c = c.withHand(c.hand.withEpoch(map.applyAsInt(c.hand.epoch)));
                 }
                 co[i] = c;
             }
-            orphans.replaceAll(w -> w.hasEpoch() ? w.withEpoch(map.get(w.epoch)) : w);
-            orphans.sort(null);
+            if (!orphans.isEmpty()) {
+                orphans.replaceAll(w -> w.hasEpoch() ? w.withEpoch(map.applyAsInt(w.epoch)) : w);
+                orphans.sort(null);
+            }
             return this;
         }
 
+        /** Compact and injective: the visited set's key. */
         String key() {
-            StringBuilder b = new StringBuilder(64);
+            StringBuilder b = new StringBuilder(24);
             b.append((char) doc.ordinal()).append((char) docEpoch).append((char) docAge).append((char) (docOwner + 1));
             for (int i = 0; i < OPS; i++) {
                 b.append((char) (balance[i] + 16)).append(marker[i] ? '1' : '0').append((char) (effect[i] + 16));
             }
             b.append(everCommitted ? 'c' : '-').append(everCanceled ? 'x' : '-').append((char) crashesLeft);
             for (Coordinator c : co) {
-                b.append('|').append(c.toString());
+                b.append((char) c.code());
+                appendWrite(b, c.hand);
             }
             for (Write w : orphans) {
-                b.append('|').append(w);
+                appendWrite(b, w);
             }
             return b.toString();
+        }
+
+        private static void appendWrite(StringBuilder b, Write w) {
+            int code = w == null ? 0 : w.code() + 1;
+            b.append((char) (code & 0xFFFF)).append((char) (code >>> 16));
         }
 
         @Override
@@ -293,8 +332,12 @@ final class ProtocolModel {
         }
     }
 
-    /** A labelled transition. */
-    record Step(String action, State next) { }
+    /** A labelled transition; the label is only built when a trace is printed. */
+    record Step(java.util.function.Supplier<String> label, State next) {
+        String action() {
+            return label.get();
+        }
+    }
 
     List<State> initialStates() {
         State s = new State();
@@ -307,35 +350,45 @@ final class ProtocolModel {
 
     List<Step> successors(State s) {
         List<Step> out = new ArrayList<>();
-        for (int p = 0; p < s.co.length; p++) {
+        for (int proc = 0; proc < s.co.length; proc++) {
+            final int p = proc;
             Coordinator c = s.co[p];
             if (c.hand == null) {
                 for (Write w : prepare(s, c)) {
-                    State n = s.copy();
-                    n.co[p] = c.withHand(w);
-                    out.add(new Step("P" + p + " prepares " + w, n.normalize()));
+                    if (explicitHands || w.kind == Kind.TAKEOVER) {
+                        State n = s.copy();
+                        n.co[p] = c.withHand(w);
+                        out.add(new Step(() -> "P" + p + " prepares " + w, n.normalize()));
+                    } else {
+                        send(s, p, c, w, out);
+                    }
                 }
             } else {
-                // The write reaches the server; the reply reaches the coordinator.
-                State n = s.copy();
-                Result r = execute(n, c.hand, p);
-                n.co[p] = reply(c, r, n);
-                out.add(new Step("P" + p + " sends " + c.hand + " -> " + r, n.normalize()));
-                // The write takes effect but its acknowledgement is lost: the Retrier sends the same write again.
-                State lost = s.copy();
-                Result r2 = execute(lost, c.hand, p);
-                out.add(new Step("P" + p + " sends " + c.hand + " -> " + r2 + ", ack lost (will retry)", lost.normalize()));
+                send(s, p, c, c.hand, out);
             }
             if (s.crashesLeft > 0 && (c.owner || c.hand != null)) {
-                // Crash and restart with no memory; a write in hand is already on the wire.
-                State n = s.copy();
-                n.crashesLeft--;
+                // Crash and restart with no memory. A write in hand is already on the wire; without
+                // explicit hands, an owner's write in hand is any write it could send next.
+                List<Write> onTheWire = new ArrayList<>();
+                onTheWire.add(null);
                 if (c.hand != null) {
-                    n.orphans.add(c.hand);
+                    onTheWire.add(c.hand);
+                } else if (!explicitHands) {
+                    onTheWire.addAll(prepare(s, c));
                 }
-                n.co[p] = Coordinator.IDLE;
-                out.add(new Step("P" + p + " crashes and restarts" + (c.hand != null ? " (its " + c.hand + " is still on the wire)" : ""),
-                        n.normalize()));
+                for (Write w : onTheWire) {
+                    if (w == null && c.hand != null) {
+                        continue;
+                    }
+                    State n = s.copy();
+                    n.crashesLeft--;
+                    if (w != null) {
+                        n.orphans.add(w);
+                    }
+                    n.co[p] = Coordinator.IDLE;
+                    out.add(new Step(() -> "P" + p + " crashes and restarts" + (w != null ? " (its " + w + " is still on the wire)" : ""),
+                            n.normalize()));
+                }
             }
         }
         for (int i = 0; i < s.orphans.size(); i++) {
@@ -345,10 +398,25 @@ final class ProtocolModel {
             State n = s.copy();
             Write w = n.orphans.remove(i);
             Result r = execute(n, w, -1);
-            out.add(new Step("orphan " + w + " arrives -> " + r, n.normalize()));
+            out.add(new Step(() -> "orphan " + w + " arrives -> " + r, n.normalize()));
         }
-        out.add(new Step("tick", tick(s)));
+        out.add(new Step(() -> "tick", tick(s)));
         return out;
+    }
+
+    /**
+     * The write reaches the server and runs there atomically; then either the reply reaches the
+     * coordinator, or the acknowledgement is lost and the coordinator, unchanged, will send the
+     * same write again (the Retrier).
+     */
+    private void send(State s, int p, Coordinator c, Write w, List<Step> out) {
+        State n = s.copy();
+        Result r = execute(n, w, p);
+        n.co[p] = reply(c, w, r, n);
+        out.add(new Step(() -> "P" + p + " sends " + w + " -> " + r, n.normalize()));
+        State lost = s.copy();
+        Result r2 = execute(lost, w, p);
+        out.add(new Step(() -> "P" + p + " sends " + w + " -> " + r2 + ", ack lost (will retry)", lost.normalize()));
     }
 
     private State tick(State s) {
@@ -563,8 +631,7 @@ final class ProtocolModel {
     }
 
     /** What the coordinator does with the reply (Engine.drive / participantWrite / move / renew). */
-    private Coordinator reply(Coordinator c, Result r, State after) {
-        Write w = c.hand;
+    private Coordinator reply(Coordinator c, Write w, Result r, State after) {
         return switch (w.kind) {
             // the claim and the takeover return the document: its epoch is now the owner's
             case CLAIM -> r == Result.OK ? Coordinator.owning(after.docEpoch, Tx.PENDING, false, after) : Coordinator.IDLE;
