@@ -148,7 +148,7 @@ final class ProtocolModel {
                 case MOVE -> "move(" + from.stored() + "->" + to.stored() + ",e" + epoch + ")";
                 case RENEW -> "renew(" + from.stored() + ",e" + epoch + ")";
                 case APPLY, UNDO, RELEASE -> kind.name().toLowerCase(java.util.Locale.ROOT) + "(" + ACCOUNT[op] + ",deadline "
-                        + (left < 0 ? "passed" : "now+" + left) + ")";
+                        + (left < 0 ? "passed" : left == 0 ? "=now" : "now+" + left) + ")";
             };
         }
     }
@@ -192,7 +192,7 @@ final class ProtocolModel {
             if (!owner) {
                 return "idle" + h;
             }
-            return "owner(e" + epoch + "," + state.stored() + ",pc" + pc + ",deadline " + (left < 0 ? "passed" : "now+" + left)
+            return "owner(e" + epoch + "," + state.stored() + ",pc" + pc + ",deadline " + (left < 0 ? "passed" : left == 0 ? "=now" : "now+" + left)
                     + (cancel ? ",cancel" : "") + (mustRenew ? ",mustRenew" : "") + ")" + h;
         }
     }
@@ -492,7 +492,7 @@ final class ProtocolModel {
         return ws;
     }
 
-    enum Result { OK, LOST, DONE, EXPIRED, REFUSED }
+    enum Result { OK, LOST, DONE, EXPIRED, REFUSED, /** only with MOVE_RETRY_ASSUMES_SUCCESS: no stamp */ ASSUMED }
 
     /** The server runs one write atomically, at the current time. {@code sender} < 0: nobody hears the reply. */
     private Result execute(State s, Write w, int sender) {
@@ -530,13 +530,14 @@ final class ProtocolModel {
     private Result takeOver(State s, Write w, int sender) {
         boolean stillStale = !w.touched || has(Bug.TAKEOVER_WITHOUT_STALENESS_RECHECK);
         if (s.doc == w.from && s.docEpoch == w.epoch && stillStale) {
-            s.docEpoch = w.epoch + 1;
+            s.docEpoch = has(Bug.TAKEOVER_WITHOUT_EPOCH_BUMP) ? w.epoch : w.epoch + 1;
             s.docOwner = sender;
             touchDoc(s);
             return Result.OK;
         }
         // Engine.takeOverAndDrive: our own takeover whose acknowledgement was lost.
-        if (sender >= 0 && s.docOwner == sender && s.docEpoch == w.epoch + 1) {
+        int expected = has(Bug.TAKEOVER_WITHOUT_EPOCH_BUMP) ? w.epoch : w.epoch + 1;
+        if (sender >= 0 && s.docOwner == sender && s.docEpoch == expected) {
             return Result.OK;
         }
         return Result.LOST;
@@ -550,10 +551,10 @@ final class ProtocolModel {
             touchDoc(s);
             return Result.OK;
         }
-        if (s.doc == w.to && (s.docEpoch == w.epoch || has(Bug.NO_EPOCH_IN_CAS))) {
-            return Result.OK; // ackLost
+        if (s.doc == w.to && (s.docEpoch == w.epoch || has(Bug.NO_EPOCH_IN_CAS) || has(Bug.ACK_LOST_CHECK_WITHOUT_EPOCH))) {
+            return Result.OK; // Engine.move: ackLost, the stored stamp becomes ours
         }
-        return has(Bug.MOVE_RETRY_ASSUMES_SUCCESS) ? Result.OK : Result.LOST;
+        return has(Bug.MOVE_RETRY_ASSUMES_SUCCESS) ? Result.ASSUMED : Result.LOST;
     }
 
     /** TransactionStore.renew: CAS on state and epoch, stamps lastModified. */
@@ -639,6 +640,10 @@ final class ProtocolModel {
             case TAKEOVER -> r == Result.OK
                     ? Coordinator.owning(after.docEpoch, w.from, w.cancel && w.from == Tx.PENDING, after) : Coordinator.IDLE;
             case MOVE -> {
+                if (r == Result.ASSUMED) {
+                    yield w.to.terminal() ? Coordinator.IDLE
+                            : new Coordinator(true, c.epoch, w.to, 0, c.left, false, false, null); // no new stamp
+                }
                 if (r != Result.OK) {
                     yield Coordinator.IDLE; // LeaseLostException
                 }
