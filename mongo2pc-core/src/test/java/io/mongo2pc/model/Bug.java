@@ -12,6 +12,8 @@ enum Bug {
     NO_DEADLINE_CHECK(true),
     /** Participants: the fence is {@code $lte} instead of {@code $lt}: a write still passes at the tick a takeover may happen. */
     DEADLINE_OFF_BY_ONE(true),
+    /** Engine.stamped: the deadline is the stamp plus the lease, without subtracting maxClockSkew (caught when the participants' clock runs behind). */
+    NO_SKEW_MARGIN(true),
     /** TransactionStore.move/renew: the compare-and-set matches the state only, not the epoch. */
     NO_EPOCH_IN_CAS(true),
     /** Engine.staleBefore: recovery waits only {@code olderThan} (1 tick) instead of the transaction's own lease (2 ticks). */

@@ -29,17 +29,8 @@ final class ProtocolModel {
 
     // ---- configuration -----------------------------------------------------------------------
 
-    /** The lease, in ticks (config.lease()). */
-    static final int LEASE = 2;
-    /** config.maxClockSkew(): the model has one server clock, so none is needed. */
-    static final int SKEW = 0;
     /** Recovery's olderThan, only used by {@link Bug#TAKEOVER_IGNORES_LEASE}. */
     static final int OLDER_THAN = 1;
-    /**
-     * Ages saturate here: no comparison in the protocol looks further back (a deadline computed
-     * from a stamp this old has passed by more than a tick either way).
-     */
-    static final int MAX_AGE = LEASE + 1;
     static final int OPS = 2;
     static final String[] ACCOUNT = {"A", "B"};
     /** The transfer's operations: op 0 debits A by 1 (guard balance >= 1), op 1 credits B by 1. */
@@ -48,6 +39,19 @@ final class ProtocolModel {
     final Set<Bug> bugs;
     final int crashes;
     final int[] initialBalances;
+    /** The lease, in ticks (config.lease()). */
+    final int lease;
+    /** config.maxClockSkew(): subtracted from every deadline. */
+    final int skew;
+    /** How far the participants' server clock runs behind the coordinator collection's (0..skew). */
+    final int behind;
+    /**
+     * Ages saturate here: no comparison in the protocol looks further back (a deadline computed
+     * from a stamp this old has passed, by more than any clock difference).
+     */
+    final int maxAge;
+    /** Deadline distances saturate here (passed by more than any clock difference). */
+    final int minLeft;
     /**
      * True: every write is first prepared into the coordinator's hand, then sent. False (the
      * default, same behaviours, far fewer states): an owner's write is prepared and sent in one
@@ -58,15 +62,19 @@ final class ProtocolModel {
      */
     final boolean explicitHands;
 
-    ProtocolModel(Set<Bug> bugs, int crashes, int... initialBalances) {
-        this(bugs, crashes, false, initialBalances);
-    }
-
-    ProtocolModel(Set<Bug> bugs, int crashes, boolean explicitHands, int... initialBalances) {
+    ProtocolModel(Set<Bug> bugs, int crashes, boolean explicitHands, int lease, int skew, int behind, int... initialBalances) {
+        if (behind > skew || skew >= lease) {
+            throw new IllegalArgumentException("need 0 <= behind <= skew < lease, got " + behind + ", " + skew + ", " + lease);
+        }
         this.explicitHands = explicitHands;
         this.bugs = bugs.isEmpty() ? EnumSet.noneOf(Bug.class) : EnumSet.copyOf(bugs);
         this.crashes = crashes;
         this.initialBalances = initialBalances;
+        this.lease = lease;
+        this.skew = skew;
+        this.behind = behind;
+        this.maxAge = lease + 1;
+        this.minLeft = -skew - 1;
     }
 
     boolean has(Bug bug) {
@@ -131,7 +139,7 @@ final class ProtocolModel {
         /** A compact, injective code (for state keys and the canonical order of orphans). */
         int code() {
             return kind.ordinal() | epoch << 3 | (from == null ? 7 : from.ordinal()) << 8 | (to == null ? 7 : to.ordinal()) << 11
-                    | (op + 1) << 14 | (left + 1) << 16 | (touched ? 1 : 0) << 20 | (cancel ? 1 : 0) << 21;
+                    | (op + 1) << 14 | (left + 8) << 16 | (touched ? 1 : 0) << 20 | (cancel ? 1 : 0) << 21;
         }
 
         @Override
@@ -148,7 +156,7 @@ final class ProtocolModel {
                 case MOVE -> "move(" + from.stored() + "->" + to.stored() + ",e" + epoch + ")";
                 case RENEW -> "renew(" + from.stored() + ",e" + epoch + ")";
                 case APPLY, UNDO, RELEASE -> kind.name().toLowerCase(java.util.Locale.ROOT) + "(" + ACCOUNT[op] + ",deadline "
-                        + (left < 0 ? "passed" : left == 0 ? "=now" : "now+" + left) + ")";
+                        + ("now" + (left >= 0 ? "+" : "") + left) + ")";
             };
         }
     }
@@ -161,28 +169,20 @@ final class ProtocolModel {
     record Coordinator(boolean owner, int epoch, Tx state, int pc, int left, boolean cancel, boolean mustRenew, Write hand) {
         static final Coordinator IDLE = new Coordinator(false, 0, null, 0, 0, false, false, null);
 
-        /**
-         * Engine.stamped: the deadline is the stored lastModified (returned by the write, or read
-         * back after a lost acknowledgement) plus the lease, less the skew.
-         */
-        static int deadline(State doc) {
-            return Math.max(-1, LEASE - SKEW - doc.docAge);
-        }
-
-        static Coordinator owning(int epoch, Tx state, boolean cancel, State doc) {
-            return new Coordinator(true, epoch, state, 0, deadline(doc), cancel, false, null);
+        static Coordinator owning(int epoch, Tx state, boolean cancel, int left) {
+            return new Coordinator(true, epoch, state, 0, left, cancel, false, null);
         }
 
         int code() {
-            return (owner ? 1 : 0) | epoch << 1 | (state == null ? 7 : state.ordinal()) << 6 | pc << 9 | (left + 1) << 11
-                    | (cancel ? 1 : 0) << 14 | (mustRenew ? 1 : 0) << 15;
+            return (owner ? 1 : 0) | epoch << 1 | (state == null ? 7 : state.ordinal()) << 6 | pc << 9 | (left + 8) << 11
+                    | (cancel ? 1 : 0) << 15 | (mustRenew ? 1 : 0) << 16;
         }
 
         Coordinator withHand(Write w) { return new Coordinator(owner, epoch, state, pc, left, cancel, mustRenew, w); }
         Coordinator withEpoch(int e) { return new Coordinator(owner, e, state, pc, left, cancel, mustRenew, hand); }
         Coordinator withLeft(int l) { return new Coordinator(owner, epoch, state, pc, l, cancel, mustRenew, hand); }
         Coordinator next() { return new Coordinator(owner, epoch, state, pc + 1, left, cancel, mustRenew, null); }
-        Coordinator renewed(State doc) { return new Coordinator(owner, epoch, state, pc, deadline(doc), cancel, false, null); }
+        Coordinator renewed(int l) { return new Coordinator(owner, epoch, state, pc, l, cancel, false, null); }
         Coordinator expired() { return new Coordinator(owner, epoch, state, pc, left, cancel, true, null); }
         Coordinator refused() { return new Coordinator(owner, epoch, state, pc, left, true, mustRenew, null); }
 
@@ -192,7 +192,7 @@ final class ProtocolModel {
             if (!owner) {
                 return "idle" + h;
             }
-            return "owner(e" + epoch + "," + state.stored() + ",pc" + pc + ",deadline " + (left < 0 ? "passed" : left == 0 ? "=now" : "now+" + left)
+            return "owner(e" + epoch + "," + state.stored() + ",pc" + pc + ",deadline " + ("now" + (left >= 0 ? "+" : "") + left)
                     + (cancel ? ",cancel" : "") + (mustRenew ? ",mustRenew" : "") + ")" + h;
         }
     }
@@ -299,7 +299,7 @@ final class ProtocolModel {
             }
             b.append(everCommitted ? 'c' : '-').append(everCanceled ? 'x' : '-').append((char) crashesLeft);
             for (Coordinator c : co) {
-                b.append((char) c.code());
+                b.append((char) (c.code() & 0xFFFF)).append((char) (c.code() >>> 16));
                 appendWrite(b, c.hand);
             }
             for (Write w : orphans) {
@@ -317,7 +317,7 @@ final class ProtocolModel {
         public String toString() {
             StringBuilder b = new StringBuilder();
             b.append("tx{state=").append(doc.stored()).append(",epoch=e").append(docEpoch).append(",age=").append(docAge)
-                    .append(docAge >= MAX_AGE ? "+" : "").append(",owner=").append(docOwner < 0 ? "-" : "P" + docOwner).append("}");
+                    .append(",owner=").append(docOwner < 0 ? "-" : docOwner == CRASHED_OWNER ? "crashed" : "P" + docOwner).append("}");
             for (int i = 0; i < OPS; i++) {
                 b.append(' ').append(ACCOUNT[i]).append("{balance=").append(balance[i]).append(marker[i] ? ",marker" : "")
                         .append(",inEffect=").append(effect[i]).append('}');
@@ -386,6 +386,9 @@ final class ProtocolModel {
                         n.orphans.add(w);
                     }
                     n.co[p] = Coordinator.IDLE;
+                    if (n.docOwner == p) {
+                        n.docOwner = CRASHED_OWNER; // the restarted process is a new incarnation, with a new owner id
+                    }
                     out.add(new Step(() -> "P" + p + " crashes and restarts" + (w != null ? " (its " + w + " is still on the wire)" : ""),
                             n.normalize()));
                 }
@@ -421,18 +424,18 @@ final class ProtocolModel {
 
     private State tick(State s) {
         State n = s.copy();
-        n.docAge = Math.min(MAX_AGE, n.docAge + 1);
+        n.docAge = Math.min(maxAge, n.docAge + 1);
         for (int i = 0; i < n.co.length; i++) {
             Coordinator c = n.co[i];
             if (c.owner) {
-                c = c.withLeft(Math.max(-1, c.left - 1));
+                c = c.withLeft(Math.max(minLeft, c.left - 1));
             }
             if (c.hand != null && c.hand.participant()) {
-                c = c.withHand(c.hand.withLeft(Math.max(-1, c.hand.left - 1)));
+                c = c.withHand(c.hand.withLeft(Math.max(minLeft, c.hand.left - 1)));
             }
             n.co[i] = c;
         }
-        n.orphans.replaceAll(w -> w.participant() ? w.withLeft(Math.max(-1, w.left - 1)) : w);
+        n.orphans.replaceAll(w -> w.participant() ? w.withLeft(Math.max(minLeft, w.left - 1)) : w);
         return n.normalize();
     }
 
@@ -446,7 +449,7 @@ final class ProtocolModel {
                 ws.add(Write.cancelQueued());
             }
             // Engine.recover / Engine.cancel: the stale query, then store.takeOver(seen, staleBefore).
-            int wait = has(Bug.TAKEOVER_IGNORES_LEASE) ? OLDER_THAN : LEASE;
+            int wait = has(Bug.TAKEOVER_IGNORES_LEASE) ? OLDER_THAN : lease;
             if ((s.doc == Tx.PENDING || s.doc == Tx.APPLIED || s.doc == Tx.CANCELING) && s.docAge >= wait) {
                 ws.add(Write.takeover(s.doc, s.docEpoch, false));
                 if (s.doc == Tx.PENDING) {
@@ -492,15 +495,23 @@ final class ProtocolModel {
         return ws;
     }
 
+    /** The owner id of a process incarnation that has crashed. */
+    static final int CRASHED_OWNER = 2;
+
     enum Result { OK, LOST, DONE, EXPIRED, REFUSED, /** only with MOVE_RETRY_ASSUMES_SUCCESS: no stamp */ ASSUMED }
 
-    /** The server runs one write atomically, at the current time. {@code sender} < 0: nobody hears the reply. */
+    /**
+     * The server runs one write atomically, at the current time. {@code sender} < 0: an orphan,
+     * nobody hears the reply; a document it claims names {@link #CRASHED_OWNER} (owner ids are
+     * per incarnation).
+     */
     private Result execute(State s, Write w, int sender) {
         return switch (w.kind) {
             case CLAIM -> claim(s, sender);
             case CANCEL_QUEUED -> {
                 if (s.doc == Tx.INITIAL) {
                     setState(s, Tx.CANCELED);
+                    touchDoc(s);
                     yield Result.OK;
                 }
                 yield Result.LOST;
@@ -521,7 +532,7 @@ final class ProtocolModel {
         }
         setState(s, Tx.PENDING);
         s.docEpoch++;
-        s.docOwner = sender;
+        s.docOwner = sender < 0 ? CRASHED_OWNER : sender;
         touchDoc(s);
         return Result.OK;
     }
@@ -531,7 +542,7 @@ final class ProtocolModel {
         boolean stillStale = !w.touched || has(Bug.TAKEOVER_WITHOUT_STALENESS_RECHECK);
         if (s.doc == w.from && s.docEpoch == w.epoch && stillStale) {
             s.docEpoch = has(Bug.TAKEOVER_WITHOUT_EPOCH_BUMP) ? w.epoch : w.epoch + 1;
-            s.docOwner = sender;
+            s.docOwner = sender < 0 ? CRASHED_OWNER : sender;
             touchDoc(s);
             return Result.OK;
         }
@@ -567,11 +578,22 @@ final class ProtocolModel {
         return Result.LOST;
     }
 
+    /**
+     * Engine.stamped: the deadline is the stored lastModified (returned by the write, or read back
+     * after a lost acknowledgement) plus the lease, less the skew; kept as its distance from now.
+     */
+    int deadline(State doc) {
+        int margin = has(Bug.NO_SKEW_MARGIN) ? 0 : skew;
+        return Math.max(minLeft, lease - margin - doc.docAge);
+    }
+
+    /** Participants.fenced: {$expr: {$lt: ["$$NOW", deadline]}}, $$NOW on the participants' server clock. */
     private boolean beforeDeadline(Write w) {
         if (has(Bug.NO_DEADLINE_CHECK)) {
             return true;
         }
-        return has(Bug.DEADLINE_OFF_BY_ONE) ? w.left >= 0 : w.left > 0;
+        int left = w.left + behind;
+        return has(Bug.DEADLINE_OFF_BY_ONE) ? left >= 0 : left > 0;
     }
 
     /** Participants.apply: _id, marker absent, guard, $$NOW < deadline -> $inc and $push marker; else whyNotApplied. */
@@ -635,10 +657,10 @@ final class ProtocolModel {
     private Coordinator reply(Coordinator c, Write w, Result r, State after) {
         return switch (w.kind) {
             // the claim and the takeover return the document: its epoch is now the owner's
-            case CLAIM -> r == Result.OK ? Coordinator.owning(after.docEpoch, Tx.PENDING, false, after) : Coordinator.IDLE;
+            case CLAIM -> r == Result.OK ? Coordinator.owning(after.docEpoch, Tx.PENDING, false, deadline(after)) : Coordinator.IDLE;
             case CANCEL_QUEUED -> Coordinator.IDLE;
             case TAKEOVER -> r == Result.OK
-                    ? Coordinator.owning(after.docEpoch, w.from, w.cancel && w.from == Tx.PENDING, after) : Coordinator.IDLE;
+                    ? Coordinator.owning(after.docEpoch, w.from, w.cancel && w.from == Tx.PENDING, deadline(after)) : Coordinator.IDLE;
             case MOVE -> {
                 if (r == Result.ASSUMED) {
                     yield w.to.terminal() ? Coordinator.IDLE
@@ -647,9 +669,9 @@ final class ProtocolModel {
                 if (r != Result.OK) {
                     yield Coordinator.IDLE; // LeaseLostException
                 }
-                yield w.to.terminal() ? Coordinator.IDLE : Coordinator.owning(c.epoch, w.to, false, after);
+                yield w.to.terminal() ? Coordinator.IDLE : Coordinator.owning(c.epoch, w.to, false, deadline(after));
             }
-            case RENEW -> r == Result.OK ? c.renewed(after) : Coordinator.IDLE;
+            case RENEW -> r == Result.OK ? c.renewed(deadline(after)) : Coordinator.IDLE;
             case APPLY, UNDO, RELEASE -> switch (r) {
                 case DONE -> c.next();
                 case EXPIRED -> c.expired();

@@ -17,26 +17,47 @@ import static org.assertj.core.api.Assertions.assertThat;
  * crashes, for a transfer of 1 from A to B with A holding 1 (commits) or 0 (refused: cancels).
  */
 class ProtocolModelTest {
-    /** Crashes per run; {@code -Dmodel.crashes=2} searches a bigger space (about a minute). */
+    /** Crashes per run; {@code -Dmodel.crashes=2} searches a bigger space (minutes). */
     static final int CRASHES = Integer.getInteger("model.crashes", 1);
     /** {@code -Dmodel.explicitHands=true}: every write is prepared into the hand, then sent (same verdicts, more states). */
     static final boolean EXPLICIT_HANDS = Boolean.getBoolean("model.explicitHands");
 
-    private static ModelChecker.Outcome check(Set<Bug> bugs, int balanceA) {
-        ModelChecker.Outcome outcome = new ModelChecker(new ProtocolModel(bugs, CRASHES, EXPLICIT_HANDS, balanceA, 0)).run();
-        System.out.println("model " + (bugs.isEmpty() ? "correct protocol" : bugs) + ", A=" + balanceA + ", B=0: " + outcome.report());
+    /** Lease and maxClockSkew in ticks; how far the participants' server clock runs behind the coordinator's. */
+    record Clocks(int lease, int skew, int behind) {
+        static final Clocks ONE_CLOCK = new Clocks(2, 0, 0);
+        /** The skew margin is paid but the clocks agree. */
+        static final Clocks SAME_CLOCKS_WITH_MARGIN = new Clocks(2, 1, 0);
+        /** The participants' clock runs behind by the whole allowed skew: the margin is exactly used up. */
+        static final Clocks PARTICIPANT_CLOCK_BEHIND = new Clocks(2, 1, 1);
+
+        @Override
+        public String toString() {
+            return "lease=" + lease + " skew=" + skew + " participantClockBehind=" + behind;
+        }
+    }
+
+    private static ModelChecker.Outcome check(Set<Bug> bugs, Clocks clocks, int balanceA) {
+        ProtocolModel model = new ProtocolModel(bugs, CRASHES, EXPLICIT_HANDS, clocks.lease(), clocks.skew(), clocks.behind(), balanceA, 0);
+        ModelChecker.Outcome outcome = new ModelChecker(model).run();
+        System.out.println("model " + (bugs.isEmpty() ? "correct protocol" : bugs) + ", " + clocks + ", crashes=" + CRASHES
+                + ", A=" + balanceA + ", B=0: " + outcome.report());
         return outcome;
     }
 
     @Test
     void protocol_everyInterleavingWithPausesCrashesAndLostAcks_keepsEveryInvariantAndCanAlwaysFinish() {
-        for (int balanceA : new int[] {1, 0}) {
-            ModelChecker.Outcome outcome = check(EnumSet.noneOf(Bug.class), balanceA);
+        long total = 0;
+        for (Clocks clocks : new Clocks[] {Clocks.ONE_CLOCK, Clocks.SAME_CLOCKS_WITH_MARGIN, Clocks.PARTICIPANT_CLOCK_BEHIND}) {
+            for (int balanceA : new int[] {1, 0}) {
+                ModelChecker.Outcome outcome = check(EnumSet.noneOf(Bug.class), clocks, balanceA);
 
-            assertThat(outcome.violation()).as(outcome.report()).isNull();
-            assertThat(outcome.states()).isGreaterThan(5_000);
-            assertThat(outcome.finishedStates()).isPositive();
+                assertThat(outcome.violation()).as(outcome.report()).isNull();
+                assertThat(outcome.finishedStates()).isPositive();
+                total += outcome.states();
+            }
         }
+        System.out.println("correct protocol: " + total + " states explored in all");
+        assertThat(total).isGreaterThan(10_000);
     }
 
     static Stream<Bug> harmfulBugs() {
@@ -47,10 +68,14 @@ class ProtocolModelTest {
         return Arrays.stream(Bug.values()).filter(b -> !b.harmful);
     }
 
+    private static Clocks clocksFor(Bug bug) {
+        return bug == Bug.NO_SKEW_MARGIN ? Clocks.PARTICIPANT_CLOCK_BEHIND : Clocks.ONE_CLOCK;
+    }
+
     @ParameterizedTest
     @MethodSource("harmfulBugs")
     void deliberateBug_isCaughtWithAShortestTrace(Bug bug) {
-        ModelChecker.Outcome outcome = check(EnumSet.of(bug), 1);
+        ModelChecker.Outcome outcome = check(EnumSet.of(bug), clocksFor(bug), 1);
 
         assertThat(outcome.violation()).as("the model must catch " + bug).isNotNull();
         assertThat(outcome.trace()).isNotEmpty();
@@ -60,7 +85,7 @@ class ProtocolModelTest {
     @ParameterizedTest
     @MethodSource("harmlessMutations")
     void redundantGuardRemoved_noInvariantBreaks(Bug bug) {
-        ModelChecker.Outcome outcome = check(EnumSet.of(bug), 1);
+        ModelChecker.Outcome outcome = check(EnumSet.of(bug), clocksFor(bug), 1);
 
         assertThat(outcome.violation()).as(outcome.report()).isNull();
     }
