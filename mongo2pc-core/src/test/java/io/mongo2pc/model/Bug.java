@@ -26,6 +26,8 @@ enum Bug {
     UNDO_WITHOUT_MARKER_CHECK(true),
     /** Participants.apply: the filter lacks {@code pendingTransactions: {$ne: txId}} (a repeated apply counts twice). */
     APPLY_WITHOUT_MARKER_GUARD(true),
+    /** Engine.recover: the stale query looks for pending and canceling only (a liveness bug: an applied transaction whose owner died is never finished). */
+    RECOVERY_SKIPS_APPLIED(true),
     /** Engine.move: after a CAS miss, "the state is now the target" is taken as our own lost acknowledgement without comparing the epoch. */
     ACK_LOST_CHECK_WITHOUT_EPOCH(false),
     /** Engine.move: a CAS miss is taken as success (the owner carries on in the target state with its old deadline). */

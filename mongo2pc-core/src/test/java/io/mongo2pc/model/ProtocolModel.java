@@ -450,7 +450,9 @@ final class ProtocolModel {
             }
             // Engine.recover / Engine.cancel: the stale query, then store.takeOver(seen, staleBefore).
             int wait = has(Bug.TAKEOVER_IGNORES_LEASE) ? OLDER_THAN : lease;
-            if ((s.doc == Tx.PENDING || s.doc == Tx.APPLIED || s.doc == Tx.CANCELING) && s.docAge >= wait) {
+            boolean recoverable = s.doc == Tx.PENDING || s.doc == Tx.CANCELING
+                    || (s.doc == Tx.APPLIED && !has(Bug.RECOVERY_SKIPS_APPLIED));
+            if (recoverable && s.docAge >= wait) {
                 ws.add(Write.takeover(s.doc, s.docEpoch, false));
                 if (s.doc == Tx.PENDING) {
                     ws.add(Write.takeover(s.doc, s.docEpoch, true));
