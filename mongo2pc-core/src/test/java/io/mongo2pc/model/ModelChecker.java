@@ -47,6 +47,39 @@ final class ModelChecker {
         this.model = model;
     }
 
+    /**
+     * For bigger searches outside the test suite, e.g. with a larger heap:
+     * {@code java -Xmx12g -cp mongo2pc-core/target/test-classes io.mongo2pc.model.ModelChecker crashes=2 A=1}.
+     * Arguments: {@code crashes=N A=N lease=N skew=N behind=N hands=true bug=NAME} (bug repeatable).
+     */
+    public static void main(String[] args) {
+        int crashes = 1;
+        int balanceA = 1;
+        int lease = 2;
+        int skew = 0;
+        int behind = 0;
+        boolean hands = false;
+        java.util.Set<Bug> bugs = java.util.EnumSet.noneOf(Bug.class);
+        for (String arg : args) {
+            String[] kv = arg.split("=", 2);
+            switch (kv[0]) {
+                case "crashes" -> crashes = Integer.parseInt(kv[1]);
+                case "A" -> balanceA = Integer.parseInt(kv[1]);
+                case "lease" -> lease = Integer.parseInt(kv[1]);
+                case "skew" -> skew = Integer.parseInt(kv[1]);
+                case "behind" -> behind = Integer.parseInt(kv[1]);
+                case "hands" -> hands = Boolean.parseBoolean(kv[1]);
+                case "bug" -> bugs.add(Bug.valueOf(kv[1]));
+                default -> throw new IllegalArgumentException("unknown argument " + arg);
+            }
+        }
+        long start = System.nanoTime();
+        Outcome outcome = new ModelChecker(new ProtocolModel(bugs, crashes, hands, lease, skew, behind, balanceA, 0)).run();
+        System.out.println(String.join(" ", args) + ": " + outcome.report()
+                + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+        System.exit(outcome.ok() ? 0 : 1);
+    }
+
     Outcome run() {
         ArrayDeque<Integer> queue = new ArrayDeque<>();
         for (State init : model.initialStates()) {
