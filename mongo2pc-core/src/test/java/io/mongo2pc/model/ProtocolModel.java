@@ -1,5 +1,7 @@
 package io.mongo2pc.model;
 
+import io.mongo2pc.TransactionState;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
@@ -9,7 +11,8 @@ import java.util.Set;
 /**
  * A small, exhaustive model of the protocol in {@code io.mongo2pc.internal}: one transfer of 1 from
  * account A to account B (the bank's two operations: debit A guarded by {@code balance >= 1}, then
- * credit B), one transaction document, two coordinator processes, a discrete server clock.
+ * credit B), one transaction document, two coordinator processes, a discrete server clock. States
+ * and their transition table are the production {@link TransactionState}.
  *
  * <p>Every server-side action is one atomic single-document write with the guard conditions of the
  * code it names ({@code TransactionStore.*}, {@code Participants.*}); every coordinator-side rule
@@ -20,8 +23,8 @@ import java.util.Set;
  * acknowledgement (the write takes effect, the Retrier sends it again).
  *
  * <p>Time is kept relative to "now" so that the state space is finite without bounding time:
- * the transaction's age ({@code now - lastModified}, saturated at the lease) and every deadline's
- * distance ({@code deadline - now}, saturated at -1). Epochs are renumbered canonically (order,
+ * the transaction's age ({@code now - lastModified}, saturated at lease + 1) and every deadline's
+ * distance ({@code deadline - now}, saturated at -skew - 1). Epochs are renumbered canonically (order,
  * equality and "is the next epoch" kept). So the search covers unbounded time and unboundedly many
  * takeovers; only crashes are bounded.
  */
@@ -83,30 +86,6 @@ final class ProtocolModel {
 
     // ---- state ---------------------------------------------------------------------------------
 
-    /** TransactionState, with the same transition table. */
-    enum Tx {
-        INITIAL, PENDING, APPLIED, DONE, CANCELING, CANCELED;
-
-        boolean terminal() {
-            return this == DONE || this == CANCELED;
-        }
-
-        /** TransactionState.ALLOWED. */
-        boolean canMoveTo(Tx next) {
-            return switch (this) {
-                case INITIAL -> next == PENDING || next == CANCELED;
-                case PENDING -> next == APPLIED || next == CANCELING;
-                case APPLIED -> next == DONE;
-                case CANCELING -> next == CANCELED;
-                case DONE, CANCELED -> false;
-            };
-        }
-
-        String stored() {
-            return name().toLowerCase(java.util.Locale.ROOT);
-        }
-    }
-
     enum Kind { CLAIM, CANCEL_QUEUED, TAKEOVER, MOVE, RENEW, APPLY, UNDO, RELEASE }
 
     /**
@@ -115,13 +94,13 @@ final class ProtocolModel {
      * {@code touched}: the transaction document was written since a takeover's read (so its
      * {@code lastModified <= staleBefore} can no longer hold).
      */
-    record Write(Kind kind, int epoch, Tx from, Tx to, int op, int left, boolean touched, boolean cancel)
+    record Write(Kind kind, int epoch, TransactionState from, TransactionState to, int op, int left, boolean touched, boolean cancel)
             implements Comparable<Write> {
         static Write claim() { return new Write(Kind.CLAIM, 0, null, null, -1, 0, false, false); }
         static Write cancelQueued() { return new Write(Kind.CANCEL_QUEUED, 0, null, null, -1, 0, false, false); }
-        static Write takeover(Tx seen, int seenEpoch, boolean cancel) { return new Write(Kind.TAKEOVER, seenEpoch, seen, null, -1, 0, false, cancel); }
-        static Write move(int epoch, Tx from, Tx to) { return new Write(Kind.MOVE, epoch, from, to, -1, 0, false, false); }
-        static Write renew(int epoch, Tx state) { return new Write(Kind.RENEW, epoch, state, null, -1, 0, false, false); }
+        static Write takeover(TransactionState seen, int seenEpoch, boolean cancel) { return new Write(Kind.TAKEOVER, seenEpoch, seen, null, -1, 0, false, cancel); }
+        static Write move(int epoch, TransactionState from, TransactionState to) { return new Write(Kind.MOVE, epoch, from, to, -1, 0, false, false); }
+        static Write renew(int epoch, TransactionState state) { return new Write(Kind.RENEW, epoch, state, null, -1, 0, false, false); }
         static Write participant(Kind kind, int op, int left) { return new Write(kind, 0, null, null, op, left, false, false); }
 
         boolean hasEpoch() {
@@ -166,10 +145,10 @@ final class ProtocolModel {
      * transaction under {@code epoch} (Engine.Owned). {@code pc}: the next operation of the current
      * phase (applies forward, releases forward, undos backward), {@code OPS} = the state move is next.
      */
-    record Coordinator(boolean owner, int epoch, Tx state, int pc, int left, boolean cancel, boolean mustRenew, Write hand) {
+    record Coordinator(boolean owner, int epoch, TransactionState state, int pc, int left, boolean cancel, boolean mustRenew, Write hand) {
         static final Coordinator IDLE = new Coordinator(false, 0, null, 0, 0, false, false, null);
 
-        static Coordinator owning(int epoch, Tx state, boolean cancel, int left) {
+        static Coordinator owning(int epoch, TransactionState state, boolean cancel, int left) {
             return new Coordinator(true, epoch, state, 0, left, cancel, false, null);
         }
 
@@ -200,7 +179,7 @@ final class ProtocolModel {
     /** One state of the whole system: the documents, the processes, the network, and ghost variables. */
     static final class State {
         // transactions collection: the one transaction document
-        Tx doc = Tx.INITIAL;
+        TransactionState doc = TransactionState.INITIAL;
         int docEpoch;
         int docAge;
         int docOwner = -1;
@@ -444,17 +423,17 @@ final class ProtocolModel {
         List<Write> ws = new ArrayList<>();
         if (!c.owner) {
             // Engine.claimAndRun / Engine.cancel of a queued transaction.
-            if (s.doc == Tx.INITIAL) {
+            if (s.doc == TransactionState.INITIAL) {
                 ws.add(Write.claim());
                 ws.add(Write.cancelQueued());
             }
             // Engine.recover / Engine.cancel: the stale query, then store.takeOver(seen, staleBefore).
             int wait = has(Bug.TAKEOVER_IGNORES_LEASE) ? OLDER_THAN : lease;
-            boolean recoverable = s.doc == Tx.PENDING || s.doc == Tx.CANCELING
-                    || (s.doc == Tx.APPLIED && !has(Bug.RECOVERY_SKIPS_APPLIED));
+            boolean recoverable = s.doc == TransactionState.PENDING || s.doc == TransactionState.CANCELING
+                    || (s.doc == TransactionState.APPLIED && !has(Bug.RECOVERY_SKIPS_APPLIED));
             if (recoverable && s.docAge >= wait) {
                 ws.add(Write.takeover(s.doc, s.docEpoch, false));
-                if (s.doc == Tx.PENDING) {
+                if (s.doc == TransactionState.PENDING) {
                     ws.add(Write.takeover(s.doc, s.docEpoch, true));
                 }
             }
@@ -468,12 +447,12 @@ final class ProtocolModel {
         switch (c.state) {
             case PENDING -> {
                 if (c.cancel) {
-                    ws.add(Write.move(c.epoch, Tx.PENDING, Tx.CANCELING));
+                    ws.add(Write.move(c.epoch, TransactionState.PENDING, TransactionState.CANCELING));
                 } else if (c.pc < OPS) {
                     ws.add(Write.participant(Kind.APPLY, c.pc, c.left));
                     ws.add(Write.renew(c.epoch, c.state)); // renewIfDue
                 } else {
-                    ws.add(Write.move(c.epoch, Tx.PENDING, Tx.APPLIED));
+                    ws.add(Write.move(c.epoch, TransactionState.PENDING, TransactionState.APPLIED));
                 }
             }
             case APPLIED -> {
@@ -481,7 +460,7 @@ final class ProtocolModel {
                     ws.add(Write.participant(Kind.RELEASE, c.pc, c.left));
                     ws.add(Write.renew(c.epoch, c.state));
                 } else {
-                    ws.add(Write.move(c.epoch, Tx.APPLIED, Tx.DONE));
+                    ws.add(Write.move(c.epoch, TransactionState.APPLIED, TransactionState.DONE));
                 }
             }
             case CANCELING -> {
@@ -489,7 +468,7 @@ final class ProtocolModel {
                     ws.add(Write.participant(Kind.UNDO, OPS - 1 - c.pc, c.left));
                     ws.add(Write.renew(c.epoch, c.state));
                 } else {
-                    ws.add(Write.move(c.epoch, Tx.CANCELING, Tx.CANCELED));
+                    ws.add(Write.move(c.epoch, TransactionState.CANCELING, TransactionState.CANCELED));
                 }
             }
             default -> throw new IllegalStateException("owner in " + c.state);
@@ -511,8 +490,8 @@ final class ProtocolModel {
         return switch (w.kind) {
             case CLAIM -> claim(s, sender);
             case CANCEL_QUEUED -> {
-                if (s.doc == Tx.INITIAL) {
-                    setState(s, Tx.CANCELED);
+                if (s.doc == TransactionState.INITIAL) {
+                    setState(s, TransactionState.CANCELED);
                     touchDoc(s);
                     yield Result.OK;
                 }
@@ -529,10 +508,10 @@ final class ProtocolModel {
 
     /** TransactionStore.claim: one findAndModify on state initial. */
     private Result claim(State s, int sender) {
-        if (s.doc != Tx.INITIAL) {
+        if (s.doc != TransactionState.INITIAL) {
             return Result.LOST;
         }
-        setState(s, Tx.PENDING);
+        setState(s, TransactionState.PENDING);
         s.docEpoch++;
         s.docOwner = sender < 0 ? CRASHED_OWNER : sender;
         touchDoc(s);
@@ -633,11 +612,11 @@ final class ProtocolModel {
         return s.marker[op] ? Result.EXPIRED : Result.DONE;
     }
 
-    private static void setState(State s, Tx to) {
-        if (to == Tx.APPLIED || to == Tx.DONE) {
+    private static void setState(State s, TransactionState to) {
+        if (to == TransactionState.APPLIED || to == TransactionState.DONE) {
             s.everCommitted = true;
         }
-        if (to == Tx.CANCELED) {
+        if (to == TransactionState.CANCELED) {
             s.everCanceled = true;
         }
         s.doc = to;
@@ -659,19 +638,19 @@ final class ProtocolModel {
     private Coordinator reply(Coordinator c, Write w, Result r, State after) {
         return switch (w.kind) {
             // the claim and the takeover return the document: its epoch is now the owner's
-            case CLAIM -> r == Result.OK ? Coordinator.owning(after.docEpoch, Tx.PENDING, false, deadline(after)) : Coordinator.IDLE;
+            case CLAIM -> r == Result.OK ? Coordinator.owning(after.docEpoch, TransactionState.PENDING, false, deadline(after)) : Coordinator.IDLE;
             case CANCEL_QUEUED -> Coordinator.IDLE;
             case TAKEOVER -> r == Result.OK
-                    ? Coordinator.owning(after.docEpoch, w.from, w.cancel && w.from == Tx.PENDING, deadline(after)) : Coordinator.IDLE;
+                    ? Coordinator.owning(after.docEpoch, w.from, w.cancel && w.from == TransactionState.PENDING, deadline(after)) : Coordinator.IDLE;
             case MOVE -> {
                 if (r == Result.ASSUMED) {
-                    yield w.to.terminal() ? Coordinator.IDLE
+                    yield w.to.isTerminal() ? Coordinator.IDLE
                             : new Coordinator(true, c.epoch, w.to, 0, c.left, false, false, null); // no new stamp
                 }
                 if (r != Result.OK) {
                     yield Coordinator.IDLE; // LeaseLostException
                 }
-                yield w.to.terminal() ? Coordinator.IDLE : Coordinator.owning(c.epoch, w.to, false, deadline(after));
+                yield w.to.isTerminal() ? Coordinator.IDLE : Coordinator.owning(c.epoch, w.to, false, deadline(after));
             }
             case RENEW -> r == Result.OK ? c.renewed(deadline(after)) : Coordinator.IDLE;
             case APPLY, UNDO, RELEASE -> switch (r) {
@@ -707,8 +686,18 @@ final class ProtocolModel {
         if (s.everCommitted && s.everCanceled) {
             return "both committed and canceled";
         }
-        if (s.quiescent() && s.doc.terminal() && (s.marker[0] || s.marker[1])) {
-            return "finished (" + s.doc.stored() + ", nothing in flight) with markers left";
+        if (finished(s)) {
+            // Atomicity, once nothing is in flight: done with both in effect once, or canceled with none.
+            int expected = s.doc == TransactionState.DONE ? 1 : 0;
+            if (s.effect[0] != expected || s.effect[1] != expected) {
+                return "finished " + s.doc.stored() + " with operations in effect " + Arrays.toString(s.effect);
+            }
+            if (s.balance[0] + s.balance[1] != initialBalances[0] + initialBalances[1]) {
+                return "finished " + s.doc.stored() + " and money not conserved: " + Arrays.toString(s.balance);
+            }
+            if (s.marker[0] || s.marker[1]) {
+                return "finished " + s.doc.stored() + " with markers left";
+            }
         }
         return null;
     }
@@ -723,6 +712,6 @@ final class ProtocolModel {
 
     /** A finished system: nothing left to do, the transaction terminal. */
     static boolean finished(State s) {
-        return s.quiescent() && s.doc.terminal();
+        return s.quiescent() && s.doc.isTerminal();
     }
 }
