@@ -49,7 +49,8 @@ final class ModelChecker {
 
     /**
      * For bigger searches outside the test suite, e.g. with a larger heap:
-     * {@code java -Xmx12g -cp mongo2pc-core/target/test-classes io.mongo2pc.model.ModelChecker crashes=2 A=1}.
+     * {@code java -Xmx12g -cp mongo2pc-core/target/test-classes:mongo2pc-core/target/classes
+     * io.mongo2pc.model.ModelChecker crashes=2 A=1}.
      * Arguments: {@code crashes=N A=N lease=N skew=N behind=N hands=true bug=NAME} (bug repeatable).
      */
     public static void main(String[] args) {
