@@ -96,11 +96,17 @@ class ChaosIT {
             cycle++;
         }
 
-        // Quiet: the workers finish everything, then stop on SIGTERM.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        // Quiet: no more faults. Every transaction must be terminal within 2 x (lease + scan period)
+        // of the last fault, plus the time the workers need to run the transfers still queued.
+        long quiet = System.nanoTime();
+        long openAtQuiet = ledger.submitted() - finished(ledger);
+        long deadline = quiet + TimeUnit.SECONDS.toNanos(120);
         while (finished(ledger) < ledger.submitted() && System.nanoTime() < deadline) {
-            Thread.sleep(250);
+            Thread.sleep(50);
         }
+        double settleSeconds = (System.nanoTime() - quiet) / 1e9;
+        System.out.printf("chaos: %d transfers open at the last fault, all terminal %.2fs later (2 x (lease + scan) = 4.4s)%n",
+                openAtQuiet, settleSeconds);
         for (Running worker : workers) {
             assertThat(worker.process().isAlive()).as("a worker survived the chaos: " + worker.output()).isTrue();
             ProcessHarness.signal("TERM", worker.process());
