@@ -57,11 +57,14 @@ final class Participants {
     Result apply(Operation op, Object txId, Instant deadline) {
         try {
             return applyOnce(op, txId, deadline);
-        } catch (com.mongodb.MongoWriteException e) {
+        } catch (com.mongodb.MongoServerException e) {
+            if (Retrier.isTransient(e)) {
+                throw e;
+            }
             // The server refused this change for good (e.g. $inc of a text field, a replacement too
             // large): nothing was written, so it is a refusal that cancels the transaction, not a crash.
             return new Result(Kind.REFUSED, "cannot apply " + OperationCodec.kind(op) + " to " + op.document() + ": "
-                    + e.getError().getMessage());
+                    + e.getMessage());
         }
     }
 
@@ -199,8 +202,9 @@ final class Participants {
                             .projection(Projections.include(Fields.LOCK)));
             // Ran after our deadline: renew the lease and write it again, or it reads as never written.
             return stored != null && isLateInsert(stored) ? Result.EXPIRED : Result.DONE;
-        } catch (com.mongodb.MongoWriteException e) {
-            if (e.getError().getCategory() != com.mongodb.ErrorCategory.DUPLICATE_KEY) {
+        } catch (com.mongodb.MongoServerException e) {
+            // A findOneAndUpdate reports a duplicate as a command error, an update as a write error.
+            if (com.mongodb.ErrorCategory.fromErrorCode(e.getCode()) != com.mongodb.ErrorCategory.DUPLICATE_KEY) {
                 throw e;
             }
             Document existing = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
