@@ -116,6 +116,16 @@ public final class TransactionManager {
         return engine.readCommitted(document);
     }
 
+    /**
+     * Several documents as of one moment: each as of the last committed transaction, and together
+     * one consistent cut (a transaction's writes are seen on all of its documents or on none).
+     * Read again while writers move them; throws {@link TransactionException} if they never hold
+     * still. Limit: a document changed and changed back between the reads goes unnoticed.
+     */
+    public List<Optional<Document>> readCommitted(List<DocumentRef> documents) {
+        return engine.readCommitted(documents);
+    }
+
     /** A document as stored: plain read, work in flight included. */
     public Optional<Document> read(DocumentRef document) {
         return engine.read(document);

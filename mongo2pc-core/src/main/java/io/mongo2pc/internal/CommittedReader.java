@@ -21,8 +21,8 @@ import java.util.function.Function;
  * committed (before {@code applied}) nor of one that was canceled. A document taken by a
  * transaction is resolved by that transaction's state: committed shows it, otherwise its
  * before-image (update), nothing (insert) or the document (delete); increments of transactions
- * not committed are subtracted again. Each document is read at one moment; several documents
- * read one after another are each committed but not one snapshot. Thread-safe.
+ * not committed are subtracted again. {@link #readAll} reads several documents as one cut.
+ * Thread-safe.
  */
 final class CommittedReader {
     private final Targets targets;
@@ -36,13 +36,73 @@ final class CommittedReader {
     }
 
     Optional<Document> read(DocumentRef ref) {
-        MongoCollection<Document> coll = targets.collection(ref);
-        Document doc = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
+        Document doc = raw(ref);
         if (doc == null) {
             return Optional.empty();
         }
         Map<Object, Document> transactions = new HashMap<>();
-        Function<Object, Document> transaction = id -> transactions.computeIfAbsent(id, store::find);
+        return resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
+    }
+
+    /**
+     * Several documents as of one moment: read them, read the transactions they name, read them
+     * again; if none changed in between, each held its value while those transactions were read,
+     * so resolving them together gives one consistent cut (no fractured read of a transaction
+     * that committed meanwhile). Retried while writers move them; the one limit is a document
+     * changed and changed back to the same content between the two reads.
+     */
+    List<Optional<Document>> readAll(List<DocumentRef> refs, int attempts) {
+        for (int attempt = 0; attempt < attempts; attempt++) {
+            List<Document> first = new ArrayList<>();
+            refs.forEach(ref -> first.add(raw(ref)));
+            Map<Object, Document> transactions = new HashMap<>();
+            for (Document doc : first) {
+                for (Object id : referenced(doc)) {
+                    transactions.computeIfAbsent(id, store::find);
+                }
+            }
+            List<Document> second = new ArrayList<>();
+            refs.forEach(ref -> second.add(raw(ref)));
+            if (first.equals(second)) {
+                List<Optional<Document>> views = new ArrayList<>();
+                for (int i = 0; i < refs.size(); i++) {
+                    Document doc = first.get(i);
+                    views.add(doc == null ? Optional.empty() : resolve(refs.get(i), doc, transactions::get));
+                }
+                return views;
+            }
+            try {
+                Thread.sleep(Math.min(50, 1L << attempt));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        throw new io.mongo2pc.TransactionException("could not read " + refs.size() + " documents at one moment in "
+                + attempts + " attempts: writers keep changing them", null, null);
+    }
+
+    private Document raw(DocumentRef ref) {
+        return targets.collection(ref).find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
+    }
+
+    /** The transactions a stored document names: its lock's and its markers'. */
+    private static List<Object> referenced(Document doc) {
+        List<Object> ids = new ArrayList<>();
+        if (doc == null) {
+            return ids;
+        }
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        if (lock != null && lock.get("tx") != null) {
+            ids.add(lock.get("tx"));
+        }
+        if (doc.get(Fields.MARKERS) instanceof List<?> markers) {
+            ids.addAll(markers);
+        }
+        return ids;
+    }
+
+    private Optional<Document> resolve(DocumentRef ref, Document doc, Function<Object, Document> transaction) {
         Document view = new Document(doc);
         view.remove(Fields.LOCK);
         Document lock = doc.get(Fields.LOCK, Document.class);

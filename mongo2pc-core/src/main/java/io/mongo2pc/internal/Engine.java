@@ -107,6 +107,11 @@ public final class Engine {
         return retrier.call("read committed", null, null, () -> committedReader.read(ref));
     }
 
+    /** Several documents as of one moment of the last committed transactions (see CommittedReader#readAll). */
+    public List<Optional<Document>> readCommitted(List<io.mongo2pc.DocumentRef> refs) {
+        return retrier.call("read committed", null, null, () -> committedReader.readAll(refs, 200));
+    }
+
     /** The document as stored, work in flight and the library's fields included. */
     public Optional<Document> read(io.mongo2pc.DocumentRef ref) {
         return retrier.call("read", null, null, () -> Optional.ofNullable(config.targets().collection(ref)
