@@ -57,6 +57,7 @@ public final class DurableStore implements Journal, AutoCloseable {
     private static final int SNAPSHOT_MAGIC = 0x4D325053;
     private static final int WAL_MAGIC = 0x4D32574C;
     private static final int WAL_HEADER_BYTES = 12;
+    private static final int PREALLOCATE_BYTES = 4 * 1024 * 1024;
 
     /** Default log size that triggers a compaction while running (also grows with the snapshot). */
     public static final long DEFAULT_COMPACT_THRESHOLD = 64L * 1024 * 1024;
@@ -69,7 +70,8 @@ public final class DurableStore implements Journal, AutoCloseable {
     private final StoreState state;
     private FileChannel wal;
     private long walGeneration;
-    private long snapshotBytes;
+    private long walAllocated;
+    private volatile long snapshotBytes;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition hasWork = lock.newCondition();
@@ -144,21 +146,30 @@ public final class DurableStore implements Journal, AutoCloseable {
         }
         Files.deleteIfExists(dir.resolve(SNAPSHOT_TMP));
         long replayed = 0;
+        long cut = 0;
         long generation = nextWal;
         while (Files.exists(walPath(generation))) {
             long[] result = replayWal(generation);
             replayed += result[0];
-            if (result[1] > 0) {
+            cut = result[1];
+            if (cut > 0) {
                 log.warn("cut a torn tail of {} bytes from {} (records that were never acknowledged)",
-                        result[1], walPath(generation));
+                        cut, walPath(generation));
                 break;
             }
             generation++;
         }
-        long newGeneration = Math.max(generation, maxWalGeneration()) + 1;
-        snapshotBytes = writeSnapshot(state, newGeneration);
-        deleteWalsBelow(Long.MAX_VALUE);
-        openWal(newGeneration);
+        if (Files.exists(snapshot) && replayed == 0 && cut == 0 && maxWalGeneration() <= nextWal) {
+            // the snapshot is already the whole state (e.g. after a clean close): no need to rewrite it
+            snapshotBytes = Files.size(snapshot);
+            deleteWalsBelow(Long.MAX_VALUE);
+            openWal(nextWal);
+        } else {
+            long newGeneration = Math.max(generation, maxWalGeneration()) + 1;
+            snapshotBytes = writeSnapshot(state, newGeneration);
+            deleteWalsBelow(Long.MAX_VALUE);
+            openWal(newGeneration);
+        }
         log.info("opened {}: {} documents, {} log records replayed, in {} ms", dir, state.documentCount(), replayed,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
     }
@@ -198,7 +209,15 @@ public final class DurableStore implements Journal, AutoCloseable {
             state.apply(record);
             count++;
         }
-        return new long[] {count, in.remaining()};
+        // the log is preallocated with zeros: only non-zero bytes after the last record are a torn tail
+        long cut = 0;
+        for (int i = in.position(); i < in.limit(); i++) {
+            if (in.get(i) != 0) {
+                cut = in.limit() - in.position();
+                break;
+            }
+        }
+        return new long[] {count, cut};
     }
 
     private static ByteBuffer map(Path path) throws IOException {
@@ -258,9 +277,32 @@ public final class DurableStore implements Journal, AutoCloseable {
         FileChannel old = wal;
         wal = channel;
         walGeneration = generation;
+        walAllocated = WAL_HEADER_BYTES;
         if (old != null) {
             old.close();
         }
+    }
+
+    /**
+     * Writes zeros ahead of the log's end and forces them with the file's metadata once, so that
+     * the per-batch {@code force(false)} (fdatasync) overwrites allocated blocks and need not
+     * commit the file system journal (which on a busy machine also carries everyone else's changes).
+     */
+    private void preallocate(long end) throws IOException {
+        if (end <= walAllocated) {
+            return;
+        }
+        int chunk = (int) Math.min(PREALLOCATE_BYTES, Math.max(compactThreshold, 64 * 1024));
+        ByteBuffer zeros = ByteBuffer.allocate(chunk);
+        while (walAllocated < end) {
+            zeros.clear();
+            long at = walAllocated;
+            while (zeros.hasRemaining()) {
+                at += wal.write(zeros, at);
+            }
+            walAllocated = at;
+        }
+        wal.force(true);
     }
 
     private void syncDirectory() throws IOException {
@@ -316,6 +358,9 @@ public final class DurableStore implements Journal, AutoCloseable {
         lock.lock();
         try {
             checkUsable();
+            if (closing) {
+                throw new IllegalStateException("the store in " + dir + " is closing; the write was not applied durably");
+            }
             pending.add(record);
             long lsn = ++appendedLsn;
             if (pending.size() == 1) {
@@ -387,6 +432,7 @@ public final class DurableStore implements Journal, AutoCloseable {
                     state.apply(record);
                 }
                 ByteBuffer nio = buf.nioBuffer();
+                preallocate(wal.position() + nio.remaining());
                 while (nio.hasRemaining()) {
                     wal.write(nio);
                 }
@@ -477,10 +523,17 @@ public final class DurableStore implements Journal, AutoCloseable {
         try {
             if (wal != null) {
                 wal.force(true);
+                boolean logHasRecords = wal.position() > WAL_HEADER_BYTES;
                 wal.close();
+                if (logHasRecords && failure == null) {
+                    // a clean close leaves just a snapshot, so the next open need not replay or rewrite
+                    long next = walGeneration + 1;
+                    snapshotBytes = writeSnapshot(state, next);
+                    deleteWalsBelow(next);
+                }
             }
-        } catch (IOException e) {
-            log.warn("while closing the log in {}", dir, e);
+        } catch (IOException | RuntimeException e) {
+            log.warn("while closing the log in {} (the log is kept and replayed on the next open)", dir, e);
         }
         releaseLock();
     }
