@@ -39,7 +39,7 @@ import java.util.stream.Stream;
  *       100 and at 100,000 documents.</li>
  * </ol>
  * Options: {@code --seconds S} per measurement (default 4), {@code --warmup S} (default 3),
- * {@code --threads 1,4,16}, {@code --big 100000}, {@code --simple-only}, {@code --data-parent DIR} (where the
+ * {@code --threads 1,4,16}, {@code --big 100000}, {@code --simple-only}, {@code --guarded-only}, {@code --data-parent DIR} (where the
  * {@code --data} folder is created; default java.io.tmpdir). Prints progress, then a Markdown summary.
  */
 public final class EmbeddedThroughput {
@@ -49,6 +49,7 @@ public final class EmbeddedThroughput {
     private static int[] threadCounts = {1, 4, 16};
     private static int bigDocs = 100_000;
     private static boolean simpleOnly;
+    private static boolean guardedOnly;
     private static Path dataParent = Path.of(System.getProperty("java.io.tmpdir"));
 
     public static void main(String[] args) throws Exception {
@@ -59,6 +60,7 @@ public final class EmbeddedThroughput {
                 case "--threads" -> threadCounts = Stream.of(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--big" -> bigDocs = Integer.parseInt(args[++i]);
                 case "--simple-only" -> simpleOnly = true;
+                case "--guarded-only" -> guardedOnly = true;
                 case "--data-parent" -> dataParent = Path.of(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
@@ -70,7 +72,7 @@ public final class EmbeddedThroughput {
         // in-memory, ...), so a change in the machine's load hits both alike; medians are reported.
         Map<String, Map<Integer, Double>> simple = new LinkedHashMap<>();
         Path simpleData = Files.createTempDirectory(dataParent, "mongo2pc-bench");
-        try (ServerProcess memory = ServerProcess.start("--in-memory", null);
+        if (!guardedOnly) try (ServerProcess memory = ServerProcess.start("--in-memory", null);
              ServerProcess disk = ServerProcess.start("--data", simpleData);
              MongoClient memoryClient = client(memory.uri, 32);
              MongoClient diskClient = client(disk.uri, 32)) {
@@ -115,18 +117,29 @@ public final class EmbeddedThroughput {
             try (ServerProcess server = ServerProcess.start(mode, data)) {
                 System.out.println("server " + mode + " at " + server.uri);
                 try (MongoClient client = client(server.uri, 8)) {
-                    Map<Integer, Double> rates = new LinkedHashMap<>();
-                    // the first round at 100 documents only warms the server's JIT up; it is not reported
-                    for (int docs : new int[] {100, 100, bigDocs}) {
-                        MongoCollection<Document> accounts = load(client, docs);
-                        double rate = measure("guarded updates " + mode + " docs=" + docs, 1, () -> {
-                            String id = "acc-" + ThreadLocalRandom.current().nextInt(docs);
-                            Bson filter = Filters.and(Filters.eq("_id", id), Filters.gte("balance", 1),
-                                    Filters.ne("pendingTransactions", "t-" + id));
-                            accounts.updateOne(filter, Updates.inc("balance", -1));
-                        });
-                        rates.put(docs, rate);
+                    // two collections of 100 and bigDocs accounts, measured alternately; medians reported
+                    Map<Integer, MongoCollection<Document>> collections = new LinkedHashMap<>();
+                    collections.put(100, load(client, "accounts100", 100));
+                    collections.put(bigDocs, load(client, "accountsBig", bigDocs));
+                    Map<Integer, List<Double>> samples = new LinkedHashMap<>();
+                    for (int round = 0; round <= ROUNDS; round++) {
+                        for (Map.Entry<Integer, MongoCollection<Document>> e : collections.entrySet()) {
+                            int docs = e.getKey();
+                            MongoCollection<Document> accounts = e.getValue();
+                            double rate = measure("guarded updates " + mode + " docs=" + docs
+                                    + (round == 0 ? " (JIT warm-up, not reported)" : " round " + round), 1, () -> {
+                                String id = "acc-" + ThreadLocalRandom.current().nextInt(docs);
+                                Bson filter = Filters.and(Filters.eq("_id", id), Filters.gte("balance", 1),
+                                        Filters.ne("pendingTransactions", "t-" + id));
+                                accounts.updateOne(filter, Updates.inc("balance", -1));
+                            });
+                            if (round > 0) {
+                                samples.computeIfAbsent(docs, k -> new ArrayList<>()).add(rate);
+                            }
+                        }
                     }
+                    Map<Integer, Double> rates = new LinkedHashMap<>();
+                    samples.forEach((docs, values) -> rates.put(docs, median(values)));
                     guarded.put(mode, rates);
                 }
             } finally {
@@ -139,13 +152,13 @@ public final class EmbeddedThroughput {
         System.out.println();
         System.out.println("| client threads | --in-memory | --data | --data / --in-memory |");
         System.out.println("|---:|---:|---:|---:|");
-        for (int threads : threadCounts) {
+        for (int threads : guardedOnly ? new int[0] : threadCounts) {
             double mem = simple.get("--in-memory").get(threads);
             double disk = simple.get("--data").get(threads);
             System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %.2f |%n", threads, mem, disk, disk / mem);
         }
         System.out.println();
-        System.out.println("## Guarded updates by _id (1 client thread), updates/s");
+        System.out.println("## Guarded updates by _id (1 client thread), updates/s, median of " + ROUNDS + " alternating rounds");
         System.out.println();
         System.out.println("| server | 100 docs | " + String.format(Locale.ROOT, "%,d", bigDocs) + " docs | ratio |");
         System.out.println("|---|---:|---:|---:|");
@@ -165,7 +178,11 @@ public final class EmbeddedThroughput {
 
     /** Fills accounts with {@code docs} accounts acc-0..acc-(docs-1), adding only the missing ones. */
     private static MongoCollection<Document> load(MongoClient client, int docs) {
-        MongoCollection<Document> accounts = client.getDatabase("bench").getCollection("accounts");
+        return load(client, "accounts", docs);
+    }
+
+    private static MongoCollection<Document> load(MongoClient client, String collection, int docs) {
+        MongoCollection<Document> accounts = client.getDatabase("bench").getCollection(collection);
         long existing = accounts.countDocuments();
         List<Document> batch = new ArrayList<>();
         for (long i = existing; i < docs; i++) {

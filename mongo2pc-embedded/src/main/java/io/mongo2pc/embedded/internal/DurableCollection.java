@@ -222,6 +222,7 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
 
     private static Object plainValue(Object value) {
         return value instanceof String || value instanceof Integer || value instanceof Long
-                || value instanceof ObjectId || value instanceof UUID || value instanceof Date ? value : null;
+                || value instanceof ObjectId || value instanceof UUID || value instanceof Date
+                || value instanceof java.time.Instant ? value : null;
     }
 }

@@ -127,7 +127,7 @@ final class StoreState {
     static Object key(Object id) {
         if (id == null || id instanceof String || id instanceof Integer || id instanceof Long
                 || id instanceof Double || id instanceof ObjectId || id instanceof Boolean
-                || id instanceof UUID || id instanceof Date) {
+                || id instanceof UUID || id instanceof Date || id instanceof java.time.Instant) {
             return id;
         }
         ByteBuf buf = Unpooled.buffer(32);
