@@ -288,6 +288,8 @@ public final class EmbeddedThroughput {
                 command.add(data.toString());
             }
             Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            // if the benchmark is interrupted, do not leave the server running
+            Runtime.getRuntime().addShutdownHook(new Thread(process::destroy));
             BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             String line;
             while ((line = out.readLine()) != null) {

@@ -41,10 +41,11 @@ import java.util.stream.Stream;
  * returns only once the record and all before it are forced to disk. After a crash, {@link #open}
  * restores exactly a prefix of the appended records (a torn tail is detected by length and CRC and
  * cut off), writes a fresh snapshot and starts a new log. While running, when the log outgrows
- * {@code max(compactThreshold, snapshot size)}, the writer switches to a new log and a background
+ * {@code max(compactThreshold, snapshot size)}, the store switches to a new log and a background
  * thread writes a new snapshot, so the files stay bounded by about twice the data size.
  *
- * <p>Thread-safe. One writer thread does all log I/O; request threads only enqueue and wait.
+ * <p>Thread-safe. Request threads append under a lock and then wait; one of the waiters at a time
+ * writes and forces everything pending (group commit, see {@link #awaitDurable}).
  */
 public final class DurableStore implements Journal, AutoCloseable {
 
@@ -74,8 +75,11 @@ public final class DurableStore implements Journal, AutoCloseable {
     private volatile long snapshotBytes;
 
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition hasWork = lock.newCondition();
     private final Condition durable = lock.newCondition();
+    private boolean flushing;
+    private volatile boolean started;
+    /** Used by the flush leader only. */
+    private ByteBuf buffer = Unpooled.buffer(1 << 16);
     private ArrayList<LogRecord> pending = new ArrayList<>();
     private volatile long appendedLsn;
     private volatile long durableLsn;
@@ -83,7 +87,6 @@ public final class DurableStore implements Journal, AutoCloseable {
     private boolean closing;
     private boolean closed;
 
-    private Thread writer;
     private final ExecutorService compactor = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "mongo2pc-compactor");
         t.setDaemon(true);
@@ -343,14 +346,9 @@ public final class DurableStore implements Journal, AutoCloseable {
         syncDirectory();
     }
 
-    /** Starts the log writer; from now on the backend's changes are appended. */
+    /** Hands the recovered state over to the log; from now on the backend's changes are appended. */
     public synchronized void start() {
-        if (writer != null) {
-            return;
-        }
-        writer = new Thread(this::writeLoop, "mongo2pc-log-writer");
-        writer.setDaemon(true);
-        writer.start();
+        started = true;
     }
 
     @Override
@@ -362,11 +360,7 @@ public final class DurableStore implements Journal, AutoCloseable {
                 throw new IllegalStateException("the store in " + dir + " is closing; the write was not applied durably");
             }
             pending.add(record);
-            long lsn = ++appendedLsn;
-            if (pending.size() == 1) {
-                hasWork.signal();
-            }
-            return lsn;
+            return ++appendedLsn;
         } finally {
             lock.unlock();
         }
@@ -377,7 +371,15 @@ public final class DurableStore implements Journal, AutoCloseable {
         awaitDurable(appendedLsn);
     }
 
-    /** Blocks until record {@code lsn} and all before it are on disk. */
+    /**
+     * Blocks until record {@code lsn} and all before it are on disk.
+     *
+     * <p>Group commit without a writer thread: the first waiter that finds no flush running becomes
+     * the leader, takes every pending record, writes and forces them outside the lock and wakes
+     * the others; whoever is still not durable then leads the next flush with what piled up in the
+     * meantime. The leader does its own I/O, so a request needs no hand-off to another thread
+     * (which on a busy machine costs a scheduling delay each way).
+     */
     public void awaitDurable(long lsn) {
         if (durableLsn >= lsn) {
             return;
@@ -389,7 +391,31 @@ public final class DurableStore implements Journal, AutoCloseable {
                     throw new IllegalStateException("the write-ahead log in " + dir + " failed; the write is not durable",
                             failure);
                 }
-                durable.awaitUninterruptibly();
+                if (flushing) {
+                    durable.awaitUninterruptibly();
+                    continue;
+                }
+                flushing = true;
+                List<LogRecord> batch = pending;
+                pending = new ArrayList<>(Math.max(16, batch.size()));
+                long batchEnd = appendedLsn;
+                Throwable failed = null;
+                lock.unlock();
+                try {
+                    flush(batch);
+                } catch (Throwable t) {
+                    failed = t;
+                } finally {
+                    lock.lock();
+                    flushing = false;
+                    if (failed == null) {
+                        durableLsn = batchEnd;
+                    } else {
+                        log.error("write-ahead log write failed; the server refuses further requests", failed);
+                        failure = failed;
+                    }
+                    durable.signalAll();
+                }
             }
         } finally {
             lock.unlock();
@@ -406,56 +432,26 @@ public final class DurableStore implements Journal, AutoCloseable {
         }
     }
 
-    private void writeLoop() {
-        ByteBuf buf = Unpooled.buffer(1 << 16);
-        try {
-            while (true) {
-                List<LogRecord> batch;
-                long batchEnd;
-                lock.lock();
-                try {
-                    while (pending.isEmpty() && !closing) {
-                        hasWork.awaitUninterruptibly();
-                    }
-                    if (pending.isEmpty()) {
-                        return;
-                    }
-                    batch = pending;
-                    pending = new ArrayList<>(Math.max(16, batch.size()));
-                    batchEnd = appendedLsn;
-                } finally {
-                    lock.unlock();
-                }
-                buf.clear();
-                for (LogRecord record : batch) {
-                    record.writeTo(buf);
-                    state.apply(record);
-                }
-                ByteBuffer nio = buf.nioBuffer();
-                preallocate(wal.position() + nio.remaining());
-                while (nio.hasRemaining()) {
-                    wal.write(nio);
-                }
-                wal.force(false);
-                lock.lock();
-                try {
-                    durableLsn = batchEnd;
-                    durable.signalAll();
-                } finally {
-                    lock.unlock();
-                }
-                maybeCompact();
-            }
-        } catch (Throwable t) {
-            log.error("write-ahead log writer failed; the server refuses further requests", t);
-            lock.lock();
-            try {
-                failure = t;
-                durable.signalAll();
-            } finally {
-                lock.unlock();
-            }
+    /** Writes and forces one batch. Only the flush leader runs this, so the log and the state have one user at a time. */
+    private void flush(List<LogRecord> batch) throws IOException {
+        if (!started) {
+            throw new IllegalStateException("the store in " + dir + " was not started");
         }
+        buffer.clear();
+        for (LogRecord record : batch) {
+            record.writeTo(buffer);
+            state.apply(record);
+        }
+        ByteBuffer nio = buffer.nioBuffer();
+        preallocate(wal.position() + nio.remaining());
+        while (nio.hasRemaining()) {
+            wal.write(nio);
+        }
+        wal.force(false);
+        if (buffer.capacity() > (1 << 22)) {
+            buffer = Unpooled.buffer(1 << 16);
+        }
+        maybeCompact();
     }
 
     private void maybeCompact() throws IOException {
@@ -485,27 +481,20 @@ public final class DurableStore implements Journal, AutoCloseable {
         return compactions;
     }
 
-    /** Flushes and stops the writer, then releases the directory. Idempotent. */
+    /** Flushes what is pending, writes a snapshot, then releases the directory. Idempotent. */
     @Override
     public void close() {
-        Thread w;
-        synchronized (this) {
-            w = writer;
-        }
         lock.lock();
         try {
-            if (closed) {
+            if (closed || closing) {
                 return;
             }
             closing = true;
-            hasWork.signal();
         } finally {
             lock.unlock();
         }
         try {
-            if (w != null) {
-                w.join();
-            }
+            awaitDurable(appendedLsn);
             Future<?> running = compaction;
             if (running != null) {
                 running.get();

@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * log writer keeps applying records to it so a snapshot can be written at any log position
  * without stopping the server. Documents are shared with the live collections and never mutated.
  *
- * <p>Not thread-safe: owned by one thread at a time (recovery, then the log writer).
+ * <p>Not thread-safe: owned by one thread at a time (recovery, then the flush leader of the moment).
  */
 final class StoreState {
 
