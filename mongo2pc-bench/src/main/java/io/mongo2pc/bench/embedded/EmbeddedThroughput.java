@@ -68,6 +68,8 @@ public final class EmbeddedThroughput {
         System.out.printf("machine: %d cores, %s %s, java %s%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.version"));
 
+        fsyncLatency("before");
+
         // Both servers run at once and the measurements alternate between them (in-memory, on-disk,
         // in-memory, ...), so a change in the machine's load hits both alike; medians are reported.
         Map<String, Map<Integer, Double>> simple = new LinkedHashMap<>();
@@ -147,6 +149,7 @@ public final class EmbeddedThroughput {
             }
         }
 
+        fsyncLatency("after");
         System.out.println();
         System.out.println("## Simple updates by _id (1000 accounts), updates/s, median of " + ROUNDS + " alternating rounds");
         System.out.println();
@@ -200,6 +203,28 @@ public final class EmbeddedThroughput {
     }
 
     private static final int ROUNDS = 3;
+
+    /** The disk's latency for a small append plus force, which bounds what a durable request can take. */
+    private static void fsyncLatency(String when) throws IOException {
+        Path file = Files.createTempFile(dataParent, "fsync", ".bin");
+        long[] micros = new long[200];
+        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            java.nio.ByteBuffer record = java.nio.ByteBuffer.allocate(100);
+            for (int i = 0; i < micros.length; i++) {
+                record.clear();
+                long start = System.nanoTime();
+                channel.write(record);
+                channel.force(false);
+                micros[i] = (System.nanoTime() - start) / 1000;
+            }
+        } finally {
+            Files.deleteIfExists(file);
+        }
+        java.util.Arrays.sort(micros);
+        System.out.printf(Locale.ROOT, "fsync latency %s (100-byte append + force, %d samples in %s): median %d us, p90 %d us%n",
+                when, micros.length, dataParent, micros[micros.length / 2], micros[micros.length * 9 / 10]);
+    }
 
     private static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);
