@@ -44,8 +44,8 @@ import java.util.stream.Stream;
  * {@code max(compactThreshold, snapshot size)}, the store switches to a new log and a background
  * thread writes a new snapshot, so the files stay bounded by about twice the data size.
  *
- * <p>Thread-safe. Request threads append under a lock and then wait; one of the waiters at a time
- * writes and forces everything pending (group commit, see {@link #awaitDurable}).
+ * <p>Thread-safe. Request threads append under a lock and then wait; the waiters themselves write
+ * what is pending and force the log (group commit, see {@link #awaitDurable}).
  */
 public final class DurableStore implements Journal, AutoCloseable {
 
@@ -59,6 +59,8 @@ public final class DurableStore implements Journal, AutoCloseable {
     private static final int WAL_MAGIC = 0x4D32574C;
     private static final int WAL_HEADER_BYTES = 12;
     private static final int PREALLOCATE_BYTES = 4 * 1024 * 1024;
+    /** Forces of the log allowed to run at once (each costs CPU; a few in flight hide the disk's latency). */
+    private static final int MAX_CONCURRENT_FORCES = Integer.getInteger("mongo2pc.embedded.maxConcurrentForces", 4);
 
     /** Default log size that triggers a compaction while running (also grows with the snapshot). */
     public static final long DEFAULT_COMPACT_THRESHOLD = 64L * 1024 * 1024;
@@ -76,9 +78,15 @@ public final class DurableStore implements Journal, AutoCloseable {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition durable = lock.newCondition();
-    private boolean flushing;
     private volatile boolean started;
-    /** Used by the flush leader only. */
+    /** Serializes taking records from {@link #pending} and writing them; guards the log channel's position and the state. */
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private volatile long writtenLsn;
+    /** Guarded by lock: the highest record a running force() covers, and how many are running. */
+    private long forcingUpTo;
+    private int syncsInFlight;
+    private final List<FileChannel> retired = new ArrayList<>();
+    /** Used under writeLock only. */
     private ByteBuf buffer = Unpooled.buffer(1 << 16);
     private ArrayList<LogRecord> pending = new ArrayList<>();
     private volatile long appendedLsn;
@@ -278,12 +286,40 @@ public final class DurableStore implements Journal, AutoCloseable {
         channel.force(true);
         syncDirectory();
         FileChannel old = wal;
-        wal = channel;
-        walGeneration = generation;
-        walAllocated = WAL_HEADER_BYTES;
         if (old != null) {
-            old.close();
+            // everything written to the old log becomes durable before records go to the new one
+            old.force(false);
         }
+        lock.lock();
+        try {
+            if (old != null) {
+                durableLsn = Math.max(durableLsn, writtenLsn);
+                durable.signalAll();
+                // a concurrent force() may still use it: close it once no force is running
+                retired.add(old);
+            }
+            wal = channel;
+            walGeneration = generation;
+            walAllocated = WAL_HEADER_BYTES;
+            closeRetiredIfIdle();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Called with {@link #lock} held. */
+    private void closeRetiredIfIdle() {
+        if (syncsInFlight > 0) {
+            return;
+        }
+        for (FileChannel channel : retired) {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                log.warn("cannot close an old log of {}", dir, e);
+            }
+        }
+        retired.clear();
     }
 
     /**
@@ -374,51 +410,124 @@ public final class DurableStore implements Journal, AutoCloseable {
     /**
      * Blocks until record {@code lsn} and all before it are on disk.
      *
-     * <p>Group commit without a writer thread: the first waiter that finds no flush running becomes
-     * the leader, takes every pending record, writes and forces them outside the lock and wakes
-     * the others; whoever is still not durable then leads the next flush with what piled up in the
-     * meantime. The leader does its own I/O, so a request needs no hand-off to another thread
-     * (which on a busy machine costs a scheduling delay each way).
+     * <p>Group commit without a writer thread, in two steps. Write: the first waiter to get the
+     * write lock takes every pending record and writes it, in order, to the log (the page cache);
+     * later waiters find their record already written. Force: a waiter whose record is not covered
+     * by a force already running starts its own {@code force()}, concurrently with the others;
+     * when a force returns, everything written before it started is durable. Concurrent forces of
+     * one file are merged by the kernel, so a request waits for about one force, not for the one
+     * running plus its own, and needs no hand-off to another thread.
      */
     public void awaitDurable(long lsn) {
         if (durableLsn >= lsn) {
             return;
         }
+        if (writtenLsn < lsn) {
+            writeUpTo(lsn);
+        }
         lock.lock();
         try {
             while (durableLsn < lsn) {
-                if (failure != null) {
-                    throw new IllegalStateException("the write-ahead log in " + dir + " failed; the write is not durable",
-                            failure);
-                }
-                if (flushing) {
+                checkFailure();
+                if (forcingUpTo >= lsn || syncsInFlight >= MAX_CONCURRENT_FORCES) {
                     durable.awaitUninterruptibly();
                     continue;
                 }
-                flushing = true;
-                List<LogRecord> batch = pending;
-                pending = new ArrayList<>(Math.max(16, batch.size()));
-                long batchEnd = appendedLsn;
+                long target = writtenLsn;
+                FileChannel channel = wal;
+                forcingUpTo = Math.max(forcingUpTo, target);
+                syncsInFlight++;
                 Throwable failed = null;
                 lock.unlock();
                 try {
-                    flush(batch);
+                    channel.force(false);
                 } catch (Throwable t) {
                     failed = t;
                 } finally {
                     lock.lock();
-                    flushing = false;
+                    syncsInFlight--;
                     if (failed == null) {
-                        durableLsn = batchEnd;
+                        durableLsn = Math.max(durableLsn, target);
                     } else {
-                        log.error("write-ahead log write failed; the server refuses further requests", failed);
-                        failure = failed;
+                        fail(failed);
                     }
+                    closeRetiredIfIdle();
                     durable.signalAll();
                 }
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Writes every pending record to the log, unless record {@code lsn} is already written. */
+    private void writeUpTo(long lsn) {
+        writeLock.lock();
+        try {
+            if (writtenLsn >= lsn) {
+                return;
+            }
+            checkFailure();
+            if (!started) {
+                throw new IllegalStateException("the store in " + dir + " was not started");
+            }
+            List<LogRecord> batch;
+            long batchEnd;
+            lock.lock();
+            try {
+                batch = pending;
+                pending = new ArrayList<>(Math.max(16, batch.size()));
+                batchEnd = appendedLsn;
+            } finally {
+                lock.unlock();
+            }
+            write(batch);
+            writtenLsn = batchEnd;
+            maybeCompact();
+        } catch (IOException | RuntimeException | Error e) {
+            lock.lock();
+            try {
+                if (failure == null) {
+                    fail(e);
+                }
+                durable.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            checkFailure();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** Called with {@link #lock} held. */
+    private void fail(Throwable t) {
+        if (failure == null) {
+            log.error("write-ahead log write failed; the server refuses further requests", t);
+            failure = t;
+        }
+    }
+
+    private void checkFailure() {
+        if (failure != null) {
+            throw new IllegalStateException("the write-ahead log in " + dir + " failed; the write is not durable", failure);
+        }
+    }
+
+    /** Encodes one batch, applies it to the state and writes it to the log. Called under {@link #writeLock}. */
+    private void write(List<LogRecord> batch) throws IOException {
+        buffer.clear();
+        for (LogRecord record : batch) {
+            record.writeTo(buffer);
+            state.apply(record);
+        }
+        ByteBuffer nio = buffer.nioBuffer();
+        preallocate(wal.position() + nio.remaining());
+        while (nio.hasRemaining()) {
+            wal.write(nio);
+        }
+        if (buffer.capacity() > (1 << 22)) {
+            buffer = Unpooled.buffer(1 << 16);
         }
     }
 
@@ -430,28 +539,6 @@ public final class DurableStore implements Journal, AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the store in " + dir + " is closed");
         }
-    }
-
-    /** Writes and forces one batch. Only the flush leader runs this, so the log and the state have one user at a time. */
-    private void flush(List<LogRecord> batch) throws IOException {
-        if (!started) {
-            throw new IllegalStateException("the store in " + dir + " was not started");
-        }
-        buffer.clear();
-        for (LogRecord record : batch) {
-            record.writeTo(buffer);
-            state.apply(record);
-        }
-        ByteBuffer nio = buffer.nioBuffer();
-        preallocate(wal.position() + nio.remaining());
-        while (nio.hasRemaining()) {
-            wal.write(nio);
-        }
-        wal.force(false);
-        if (buffer.capacity() > (1 << 22)) {
-            buffer = Unpooled.buffer(1 << 16);
-        }
-        maybeCompact();
     }
 
     private void maybeCompact() throws IOException {
@@ -509,7 +596,17 @@ public final class DurableStore implements Journal, AutoCloseable {
         } finally {
             lock.unlock();
         }
+        writeLock.lock();
         try {
+            lock.lock();
+            try {
+                for (FileChannel channel : retired) {
+                    channel.close();
+                }
+                retired.clear();
+            } finally {
+                lock.unlock();
+            }
             if (wal != null) {
                 wal.force(true);
                 boolean logHasRecords = wal.position() > WAL_HEADER_BYTES;
@@ -523,6 +620,8 @@ public final class DurableStore implements Journal, AutoCloseable {
             }
         } catch (IOException | RuntimeException e) {
             log.warn("while closing the log in {} (the log is kept and replayed on the next open)", dir, e);
+        } finally {
+            writeLock.unlock();
         }
         releaseLock();
     }
