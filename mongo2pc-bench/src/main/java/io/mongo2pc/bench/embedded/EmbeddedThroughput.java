@@ -72,46 +72,7 @@ public final class EmbeddedThroughput {
 
         // Both servers run at once and the measurements alternate between them (in-memory, on-disk,
         // in-memory, ...), so a change in the machine's load hits both alike; medians are reported.
-        Map<String, Map<Integer, Double>> simple = new LinkedHashMap<>();
-        Path simpleData = Files.createTempDirectory(dataParent, "mongo2pc-bench");
-        if (!guardedOnly) try (ServerProcess memory = ServerProcess.start("--in-memory", null);
-             ServerProcess disk = ServerProcess.start("--data", simpleData);
-             MongoClient memoryClient = client(memory.uri, 32);
-             MongoClient diskClient = client(disk.uri, 32)) {
-            Map<String, ServerProcess> servers = Map.of("--in-memory", memory, "--data", disk);
-            Map<String, MongoCollection<Document>> collections = new LinkedHashMap<>();
-            collections.put("--in-memory", load(memoryClient, 1000));
-            collections.put("--data", load(diskClient, 1000));
-            for (Map.Entry<String, MongoCollection<Document>> e : collections.entrySet()) {
-                MongoCollection<Document> accounts = e.getValue();
-                measure("JIT warm-up " + e.getKey() + " (not reported)", 16, () -> {
-                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
-                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
-                });
-            }
-            for (int threads : threadCounts) {
-                Map<String, List<Double>> samples = new LinkedHashMap<>();
-                for (int round = 1; round <= ROUNDS; round++) {
-                    for (Map.Entry<String, MongoCollection<Document>> e : collections.entrySet()) {
-                        MongoCollection<Document> accounts = e.getValue();
-                        ProcessHandle server = servers.get(e.getKey()).process.toHandle();
-                        long cpuBefore = cpuNanos(server);
-                        long[] ops = new long[1];
-                        double rate = measure("simple updates " + e.getKey() + " threads=" + threads + " round " + round,
-                                threads, () -> {
-                                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
-                                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
-                                }, ops);
-                        long cpu = cpuNanos(server) - cpuBefore;
-                        System.out.printf(Locale.ROOT, "    server CPU per update (incl. warm-up): %.0f us%n", cpu / 1e3 / Math.max(1, ops[0]));
-                        samples.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(rate);
-                    }
-                }
-                samples.forEach((mode, rates) -> simple.computeIfAbsent(mode, k -> new LinkedHashMap<>()).put(threads, median(rates)));
-            }
-        } finally {
-            deleteTree(simpleData);
-        }
+        Map<String, Map<Integer, Double>> simple = guardedOnly ? Map.of() : simpleUpdates();
 
         Map<String, Map<Integer, Double>> guarded = new LinkedHashMap<>();
         for (String mode : simpleOnly ? List.<String>of() : List.of("--in-memory", "--data")) {
@@ -203,6 +164,52 @@ public final class EmbeddedThroughput {
     }
 
     private static final int ROUNDS = 3;
+
+    /** Simple updates on both servers, alternating; returns mode -> threads -> median updates/s. */
+    private static Map<String, Map<Integer, Double>> simpleUpdates() throws Exception {
+        Map<String, Map<Integer, Double>> simple = new LinkedHashMap<>();
+        Path simpleData = Files.createTempDirectory(dataParent, "mongo2pc-bench");
+        try (ServerProcess memory = ServerProcess.start("--in-memory", null);
+             ServerProcess disk = ServerProcess.start("--data", simpleData);
+             MongoClient memoryClient = client(memory.uri, 32);
+             MongoClient diskClient = client(disk.uri, 32)) {
+            Map<String, ServerProcess> servers = Map.of("--in-memory", memory, "--data", disk);
+            Map<String, MongoCollection<Document>> collections = new LinkedHashMap<>();
+            collections.put("--in-memory", load(memoryClient, 1000));
+            collections.put("--data", load(diskClient, 1000));
+            for (Map.Entry<String, MongoCollection<Document>> e : collections.entrySet()) {
+                MongoCollection<Document> accounts = e.getValue();
+                measure("JIT warm-up " + e.getKey() + " (not reported)", 16, () -> {
+                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
+                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
+                });
+            }
+            for (int threads : threadCounts) {
+                Map<String, List<Double>> samples = new LinkedHashMap<>();
+                for (int round = 1; round <= ROUNDS; round++) {
+                    for (Map.Entry<String, MongoCollection<Document>> e : collections.entrySet()) {
+                        MongoCollection<Document> accounts = e.getValue();
+                        ProcessHandle server = servers.get(e.getKey()).process.toHandle();
+                        long cpuBefore = cpuNanos(server);
+                        long[] ops = new long[1];
+                        double rate = measure("simple updates " + e.getKey() + " threads=" + threads + " round " + round,
+                                threads, () -> {
+                                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
+                                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
+                                }, ops);
+                        long cpu = cpuNanos(server) - cpuBefore;
+                        System.out.printf(Locale.ROOT, "    server CPU per update (incl. warm-up): %.0f us%n", cpu / 1e3 / Math.max(1, ops[0]));
+                        samples.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(rate);
+                    }
+                }
+                samples.forEach((mode, rates) -> simple.computeIfAbsent(mode, k -> new LinkedHashMap<>()).put(threads, median(rates)));
+            }
+        } finally {
+            deleteTree(simpleData);
+        }
+        return simple;
+    }
+
 
     /** The disk's latency for a small append plus force, which bounds what a durable request can take. */
     private static void fsyncLatency(String when) throws IOException {
