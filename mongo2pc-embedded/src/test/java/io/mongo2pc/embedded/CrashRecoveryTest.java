@@ -62,6 +62,9 @@ class CrashRecoveryTest {
             String uri = server.uri + "/?retryWrites=false&serverSelectionTimeoutMS=3000&connectTimeoutMS=2000";
             try (MongoClient client = MongoClients.create(uri)) {
                 totalAcked = verify(client, acked, crash);
+            } catch (Throwable t) {
+                server.kill();
+                throw t;
             }
             if (crash == CRASHES) {
                 server.close();

@@ -88,6 +88,22 @@ class RestartTest {
     }
 
     @Test
+    void serverMainOnALockedDirectory_exitsWithCodeOneAndSaysWhy() throws Exception {
+        try (EmbeddedServer first = EmbeddedServer.onDisk(dir).start()) {
+            Process second = new ProcessBuilder(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp", System.getProperty("java.class.path"),
+                    ServerMain.class.getName(), "--data", dir.toString())
+                    .redirectErrorStream(true).start();
+            String output = new String(second.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(second.waitFor()).isEqualTo(1);
+            assertThat(output).contains("cannot start the embedded server")
+                    .contains("is in use by another embedded server")
+                    .doesNotContain("mongodb://127.0.0.1:");
+        }
+    }
+
+    @Test
     void longRunWithSmallCompactionThreshold_keepsFilesBoundedAndDataIntact() throws Exception {
         // given a server that compacts once its log passes 256 KiB
         try (EmbeddedServer server = EmbeddedServer.onDisk(dir, 256 * 1024).start();

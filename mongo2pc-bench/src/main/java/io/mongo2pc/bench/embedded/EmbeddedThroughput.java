@@ -38,15 +38,19 @@ import java.util.stream.Stream;
  *   <li>guarded updates ({@code {_id: k, balance: {$gte: 1}, pendingTransactions: {$ne: t}}}) at
  *       100 and at 100,000 documents.</li>
  * </ol>
- * Options: {@code --seconds S} per measurement (default 5), {@code --warmup S} (default 5),
- * {@code --threads 1,4,16}, {@code --big 100000}. Prints progress, then a Markdown summary.
+ * Options: {@code --seconds S} per measurement (default 4), {@code --warmup S} (default 3),
+ * {@code --threads 1,4,16}, {@code --big 100000}, {@code --simple-only}, {@code --guarded-only}, {@code --data-parent DIR} (where the
+ * {@code --data} folder is created; default java.io.tmpdir). Prints progress, then a Markdown summary.
  */
 public final class EmbeddedThroughput {
 
-    private static int seconds = 5;
-    private static int warmup = 5;
+    private static int seconds = 4;
+    private static int warmup = 3;
     private static int[] threadCounts = {1, 4, 16};
     private static int bigDocs = 100_000;
+    private static boolean simpleOnly;
+    private static boolean guardedOnly;
+    private static Path dataParent = Path.of(System.getProperty("java.io.tmpdir"));
 
     public static void main(String[] args) throws Exception {
         for (int i = 0; i < args.length; i++) {
@@ -55,52 +59,50 @@ public final class EmbeddedThroughput {
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--threads" -> threadCounts = Stream.of(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--big" -> bigDocs = Integer.parseInt(args[++i]);
+                case "--simple-only" -> simpleOnly = true;
+                case "--guarded-only" -> guardedOnly = true;
+                case "--data-parent" -> dataParent = Path.of(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         System.out.printf("machine: %d cores, %s %s, java %s%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("os.name"), System.getProperty("os.arch"), System.getProperty("java.version"));
 
-        Map<String, Map<Integer, Double>> simple = new LinkedHashMap<>();
-        for (String mode : List.of("--in-memory", "--data")) {
-            Path data = mode.equals("--data") ? Files.createTempDirectory("mongo2pc-bench") : null;
-            try (ServerProcess server = ServerProcess.start(mode, data)) {
-                System.out.println("server " + mode + " at " + server.uri);
-                try (MongoClient client = client(server.uri, 32)) {
-                    MongoCollection<Document> accounts = load(client, 1000);
-                    Map<Integer, Double> rates = new LinkedHashMap<>();
-                    for (int threads : threadCounts) {
-                        double rate = measure("simple updates " + mode + " threads=" + threads, threads, () -> {
-                            String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
-                            accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
-                        });
-                        rates.put(threads, rate);
-                    }
-                    simple.put(mode, rates);
-                }
-            } finally {
-                deleteTree(data);
-            }
-        }
+        fsyncLatency("before");
+
+        // Both servers run at once and the measurements alternate between them (in-memory, on-disk,
+        // in-memory, ...), so a change in the machine's load hits both alike; medians are reported.
+        Map<String, Map<Integer, Double>> simple = guardedOnly ? Map.of() : simpleUpdates();
 
         Map<String, Map<Integer, Double>> guarded = new LinkedHashMap<>();
-        for (String mode : List.of("--in-memory", "--data")) {
-            Path data = mode.equals("--data") ? Files.createTempDirectory("mongo2pc-bench") : null;
+        for (String mode : simpleOnly ? List.<String>of() : List.of("--in-memory", "--data")) {
+            Path data = mode.equals("--data") ? Files.createTempDirectory(dataParent, "mongo2pc-bench") : null;
             try (ServerProcess server = ServerProcess.start(mode, data)) {
                 System.out.println("server " + mode + " at " + server.uri);
                 try (MongoClient client = client(server.uri, 8)) {
-                    Map<Integer, Double> rates = new LinkedHashMap<>();
-                    // the first round at 100 documents only warms the server's JIT up; it is not reported
-                    for (int docs : new int[] {100, 100, bigDocs}) {
-                        MongoCollection<Document> accounts = load(client, docs);
-                        double rate = measure("guarded updates " + mode + " docs=" + docs, 1, () -> {
-                            String id = "acc-" + ThreadLocalRandom.current().nextInt(docs);
-                            Bson filter = Filters.and(Filters.eq("_id", id), Filters.gte("balance", 1),
-                                    Filters.ne("pendingTransactions", "t-" + id));
-                            accounts.updateOne(filter, Updates.inc("balance", -1));
-                        });
-                        rates.put(docs, rate);
+                    // two collections of 100 and bigDocs accounts, measured alternately; medians reported
+                    Map<Integer, MongoCollection<Document>> collections = new LinkedHashMap<>();
+                    collections.put(100, load(client, "accounts100", 100));
+                    collections.put(bigDocs, load(client, "accountsBig", bigDocs));
+                    Map<Integer, List<Double>> samples = new LinkedHashMap<>();
+                    for (int round = 0; round <= ROUNDS; round++) {
+                        for (Map.Entry<Integer, MongoCollection<Document>> e : collections.entrySet()) {
+                            int docs = e.getKey();
+                            MongoCollection<Document> accounts = e.getValue();
+                            double rate = measure("guarded updates " + mode + " docs=" + docs
+                                    + (round == 0 ? " (JIT warm-up, not reported)" : " round " + round), 1, () -> {
+                                String id = "acc-" + ThreadLocalRandom.current().nextInt(docs);
+                                Bson filter = Filters.and(Filters.eq("_id", id), Filters.gte("balance", 1),
+                                        Filters.ne("pendingTransactions", "t-" + id));
+                                accounts.updateOne(filter, Updates.inc("balance", -1));
+                            });
+                            if (round > 0) {
+                                samples.computeIfAbsent(docs, k -> new ArrayList<>()).add(rate);
+                            }
+                        }
                     }
+                    Map<Integer, Double> rates = new LinkedHashMap<>();
+                    samples.forEach((docs, values) -> rates.put(docs, median(values)));
                     guarded.put(mode, rates);
                 }
             } finally {
@@ -108,18 +110,19 @@ public final class EmbeddedThroughput {
             }
         }
 
+        fsyncLatency("after");
         System.out.println();
-        System.out.println("## Simple updates by _id (1000 accounts), updates/s");
+        System.out.println("## Simple updates by _id (1000 accounts), updates/s, median of " + ROUNDS + " alternating rounds");
         System.out.println();
         System.out.println("| client threads | --in-memory | --data | --data / --in-memory |");
         System.out.println("|---:|---:|---:|---:|");
-        for (int threads : threadCounts) {
+        for (int threads : guardedOnly ? new int[0] : threadCounts) {
             double mem = simple.get("--in-memory").get(threads);
             double disk = simple.get("--data").get(threads);
             System.out.printf(Locale.ROOT, "| %d | %,.0f | %,.0f | %.2f |%n", threads, mem, disk, disk / mem);
         }
         System.out.println();
-        System.out.println("## Guarded updates by _id (1 client thread), updates/s");
+        System.out.println("## Guarded updates by _id (1 client thread), updates/s, median of " + ROUNDS + " alternating rounds");
         System.out.println();
         System.out.println("| server | 100 docs | " + String.format(Locale.ROOT, "%,d", bigDocs) + " docs | ratio |");
         System.out.println("|---|---:|---:|---:|");
@@ -139,7 +142,11 @@ public final class EmbeddedThroughput {
 
     /** Fills accounts with {@code docs} accounts acc-0..acc-(docs-1), adding only the missing ones. */
     private static MongoCollection<Document> load(MongoClient client, int docs) {
-        MongoCollection<Document> accounts = client.getDatabase("bench").getCollection("accounts");
+        return load(client, "accounts", docs);
+    }
+
+    private static MongoCollection<Document> load(MongoClient client, String collection, int docs) {
+        MongoCollection<Document> accounts = client.getDatabase("bench").getCollection(collection);
         long existing = accounts.countDocuments();
         List<Document> batch = new ArrayList<>();
         for (long i = existing; i < docs; i++) {
@@ -156,7 +163,94 @@ public final class EmbeddedThroughput {
         return accounts;
     }
 
+    private static final int ROUNDS = 3;
+
+    /** Simple updates on both servers, alternating; returns mode -> threads -> median updates/s. */
+    private static Map<String, Map<Integer, Double>> simpleUpdates() throws Exception {
+        Map<String, Map<Integer, Double>> simple = new LinkedHashMap<>();
+        Path simpleData = Files.createTempDirectory(dataParent, "mongo2pc-bench");
+        try (ServerProcess memory = ServerProcess.start("--in-memory", null);
+             ServerProcess disk = ServerProcess.start("--data", simpleData);
+             MongoClient memoryClient = client(memory.uri, 32);
+             MongoClient diskClient = client(disk.uri, 32)) {
+            Map<String, ServerProcess> servers = Map.of("--in-memory", memory, "--data", disk);
+            Map<String, MongoCollection<Document>> collections = new LinkedHashMap<>();
+            collections.put("--in-memory", load(memoryClient, 1000));
+            collections.put("--data", load(diskClient, 1000));
+            for (Map.Entry<String, MongoCollection<Document>> e : collections.entrySet()) {
+                MongoCollection<Document> accounts = e.getValue();
+                measure("JIT warm-up " + e.getKey() + " (not reported)", 16, () -> {
+                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
+                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
+                });
+            }
+            for (int threads : threadCounts) {
+                Map<String, List<Double>> samples = new LinkedHashMap<>();
+                for (int round = 1; round <= ROUNDS; round++) {
+                    for (Map.Entry<String, MongoCollection<Document>> e : collections.entrySet()) {
+                        MongoCollection<Document> accounts = e.getValue();
+                        ProcessHandle server = servers.get(e.getKey()).process.toHandle();
+                        long cpuBefore = cpuNanos(server);
+                        long[] ops = new long[1];
+                        double rate = measure("simple updates " + e.getKey() + " threads=" + threads + " round " + round,
+                                threads, () -> {
+                                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
+                                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
+                                }, ops);
+                        long cpu = cpuNanos(server) - cpuBefore;
+                        System.out.printf(Locale.ROOT, "    server CPU per update (incl. warm-up): %.0f us%n", cpu / 1e3 / Math.max(1, ops[0]));
+                        samples.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(rate);
+                    }
+                }
+                samples.forEach((mode, rates) -> simple.computeIfAbsent(mode, k -> new LinkedHashMap<>()).put(threads, median(rates)));
+            }
+        } finally {
+            deleteTree(simpleData);
+        }
+        return simple;
+    }
+
+
+    /** The disk's latency for a small append plus force, which bounds what a durable request can take. */
+    private static void fsyncLatency(String when) throws IOException {
+        Path file = Files.createTempFile(dataParent, "fsync", ".bin");
+        long[] micros = new long[200];
+        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            java.nio.ByteBuffer record = java.nio.ByteBuffer.allocate(100);
+            for (int i = 0; i < micros.length; i++) {
+                record.clear();
+                long start = System.nanoTime();
+                channel.write(record);
+                channel.force(false);
+                micros[i] = (System.nanoTime() - start) / 1000;
+            }
+        } finally {
+            Files.deleteIfExists(file);
+        }
+        java.util.Arrays.sort(micros);
+        System.out.printf(Locale.ROOT, "fsync latency %s (100-byte append + force, %d samples in %s): median %d us, p90 %d us%n",
+                when, micros.length, dataParent, micros[micros.length / 2], micros[micros.length * 9 / 10]);
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        sorted.sort(null);
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    private static long cpuNanos(ProcessHandle process) {
+        return process.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
+    }
+
     private static double measure(String name, int threads, Runnable operation) throws InterruptedException {
+        return measure(name, threads, operation, new long[1]);
+    }
+
+    /** Runs the operation on {@code threads} threads; returns ops/s after the warm-up; totalOps[0] = all ops incl. warm-up. */
+    private static double measure(String name, int threads, Runnable operation, long[] totalOps) throws InterruptedException {
+        LongAdder all = new LongAdder();
         LongAdder count = new LongAdder();
         AtomicBoolean counting = new AtomicBoolean(false);
         AtomicBoolean running = new AtomicBoolean(true);
@@ -165,6 +259,7 @@ public final class EmbeddedThroughput {
             Thread worker = new Thread(() -> {
                 while (running.get()) {
                     operation.run();
+                    all.increment();
                     if (counting.get()) {
                         count.increment();
                     }
@@ -186,6 +281,7 @@ public final class EmbeddedThroughput {
         for (Thread worker : workers) {
             worker.join();
         }
+        totalOps[0] = all.sum();
         double rate = ops / elapsed;
         System.out.printf(Locale.ROOT, "%s: %,.0f ops/s%n", name, rate);
         return rate;
@@ -224,13 +320,23 @@ public final class EmbeddedThroughput {
                 command.add(data.toString());
             }
             Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            // if the benchmark is interrupted, do not leave the server running
+            Runtime.getRuntime().addShutdownHook(new Thread(process::destroy));
             BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             String line;
             while ((line = out.readLine()) != null) {
                 int at = line.indexOf("mongodb://127.0.0.1:");
                 if (at >= 0) {
                     String uri = line.substring(at).split("\\s")[0];
-                    Thread drain = new Thread(() -> out.lines().forEach(l -> { }));
+                    Thread drain = new Thread(() -> {
+                        try {
+                            while (out.readLine() != null) {
+                                // discard; the server logs warnings only
+                            }
+                        } catch (IOException e) {
+                            // the server is gone
+                        }
+                    });
                     drain.setDaemon(true);
                     drain.start();
                     return new ServerProcess(process, uri);

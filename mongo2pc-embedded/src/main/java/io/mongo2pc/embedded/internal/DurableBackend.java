@@ -72,10 +72,11 @@ public final class DurableBackend extends AbstractMongoBackend {
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
         beforeRequest(command, query);
+        enterRequest();
         try {
             return super.handleCommand(channel, databaseName, command, query);
         } finally {
-            afterRequest();
+            exitRequest();
         }
     }
 
@@ -84,10 +85,11 @@ public final class DurableBackend extends AbstractMongoBackend {
         if (store != null) {
             store.checkUsable();
         }
+        enterRequest();
         try {
             return super.handleMessage(message);
         } finally {
-            afterRequest();
+            exitRequest();
         }
     }
 
@@ -96,9 +98,28 @@ public final class DurableBackend extends AbstractMongoBackend {
         if (store != null) {
             store.checkUsable();
         }
+        enterRequest();
         try {
             return super.handleQuery(query);
         } finally {
+            exitRequest();
+        }
+    }
+
+    /**
+     * How deep this thread is in request handling: upstream's handleMessage calls handleCommand,
+     * and only the outermost call waits for the disk (an inner wait would be repeated by the outer
+     * one with a later target, costing a second fsync).
+     */
+    private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+
+    private static void enterRequest() {
+        DEPTH.get()[0]++;
+    }
+
+    private void exitRequest() {
+        int[] depth = DEPTH.get();
+        if (--depth[0] == 0) {
             afterRequest();
         }
     }

@@ -28,7 +28,7 @@ import java.util.stream.Stream;
  * request may be serializing the same object outside the collection lock (a torn read). Here every
  * query hands out deep copies, upstream's in-place update therefore mutates a private copy, and
  * {@link #handleUpdate} swaps that copy in as the new stored document. Stored documents are thus
- * immutable, which also lets the log writer encode them without a lock.
+ * immutable, which also lets the log encode them later without a lock.
  *
  * <p>Thread-safe: all mutations run under the collection's monitor (upstream's synchronized methods).
  */
@@ -222,6 +222,7 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
 
     private static Object plainValue(Object value) {
         return value instanceof String || value instanceof Integer || value instanceof Long
-                || value instanceof ObjectId || value instanceof UUID || value instanceof Date ? value : null;
+                || value instanceof ObjectId || value instanceof UUID || value instanceof Date
+                || value instanceof java.time.Instant ? value : null;
     }
 }

@@ -41,10 +41,11 @@ import java.util.stream.Stream;
  * returns only once the record and all before it are forced to disk. After a crash, {@link #open}
  * restores exactly a prefix of the appended records (a torn tail is detected by length and CRC and
  * cut off), writes a fresh snapshot and starts a new log. While running, when the log outgrows
- * {@code max(compactThreshold, snapshot size)}, the writer switches to a new log and a background
+ * {@code max(compactThreshold, snapshot size)}, the store switches to a new log and a background
  * thread writes a new snapshot, so the files stay bounded by about twice the data size.
  *
- * <p>Thread-safe. One writer thread does all log I/O; request threads only enqueue and wait.
+ * <p>Thread-safe. Request threads append under a lock and then wait; the waiters themselves write
+ * what is pending and force the log (group commit, see {@link #awaitDurable}).
  */
 public final class DurableStore implements Journal, AutoCloseable {
 
@@ -57,6 +58,9 @@ public final class DurableStore implements Journal, AutoCloseable {
     private static final int SNAPSHOT_MAGIC = 0x4D325053;
     private static final int WAL_MAGIC = 0x4D32574C;
     private static final int WAL_HEADER_BYTES = 12;
+    private static final int PREALLOCATE_BYTES = 4 * 1024 * 1024;
+    /** Forces of the log allowed to run at once (each costs CPU; a few in flight hide the disk's latency). */
+    private static final int MAX_CONCURRENT_FORCES = Integer.getInteger("mongo2pc.embedded.maxConcurrentForces", 4);
 
     /** Default log size that triggers a compaction while running (also grows with the snapshot). */
     public static final long DEFAULT_COMPACT_THRESHOLD = 64L * 1024 * 1024;
@@ -69,11 +73,21 @@ public final class DurableStore implements Journal, AutoCloseable {
     private final StoreState state;
     private FileChannel wal;
     private long walGeneration;
-    private long snapshotBytes;
+    private long walAllocated;
+    private volatile long snapshotBytes;
 
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition hasWork = lock.newCondition();
     private final Condition durable = lock.newCondition();
+    private volatile boolean started;
+    /** Serializes taking records from {@link #pending} and writing them; guards the log channel's position and the state. */
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private volatile long writtenLsn;
+    /** Guarded by lock: the highest record a running force() covers, and how many are running. */
+    private long forcingUpTo;
+    private int syncsInFlight;
+    private final List<FileChannel> retired = new ArrayList<>();
+    /** Used under writeLock only. */
+    private ByteBuf buffer = Unpooled.buffer(1 << 16);
     private ArrayList<LogRecord> pending = new ArrayList<>();
     private volatile long appendedLsn;
     private volatile long durableLsn;
@@ -81,7 +95,6 @@ public final class DurableStore implements Journal, AutoCloseable {
     private boolean closing;
     private boolean closed;
 
-    private Thread writer;
     private final ExecutorService compactor = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "mongo2pc-compactor");
         t.setDaemon(true);
@@ -144,21 +157,30 @@ public final class DurableStore implements Journal, AutoCloseable {
         }
         Files.deleteIfExists(dir.resolve(SNAPSHOT_TMP));
         long replayed = 0;
+        long cut = 0;
         long generation = nextWal;
         while (Files.exists(walPath(generation))) {
             long[] result = replayWal(generation);
             replayed += result[0];
-            if (result[1] > 0) {
+            cut = result[1];
+            if (cut > 0) {
                 log.warn("cut a torn tail of {} bytes from {} (records that were never acknowledged)",
-                        result[1], walPath(generation));
+                        cut, walPath(generation));
                 break;
             }
             generation++;
         }
-        long newGeneration = Math.max(generation, maxWalGeneration()) + 1;
-        snapshotBytes = writeSnapshot(state, newGeneration);
-        deleteWalsBelow(Long.MAX_VALUE);
-        openWal(newGeneration);
+        if (Files.exists(snapshot) && replayed == 0 && cut == 0 && maxWalGeneration() <= nextWal) {
+            // the snapshot is already the whole state (e.g. after a clean close): no need to rewrite it
+            snapshotBytes = Files.size(snapshot);
+            deleteWalsBelow(Long.MAX_VALUE);
+            openWal(nextWal);
+        } else {
+            long newGeneration = Math.max(generation, maxWalGeneration()) + 1;
+            snapshotBytes = writeSnapshot(state, newGeneration);
+            deleteWalsBelow(Long.MAX_VALUE);
+            openWal(newGeneration);
+        }
         log.info("opened {}: {} documents, {} log records replayed, in {} ms", dir, state.documentCount(), replayed,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
     }
@@ -198,7 +220,15 @@ public final class DurableStore implements Journal, AutoCloseable {
             state.apply(record);
             count++;
         }
-        return new long[] {count, in.remaining()};
+        // the log is preallocated with zeros: only non-zero bytes after the last record are a torn tail
+        long cut = 0;
+        for (int i = in.position(); i < in.limit(); i++) {
+            if (in.get(i) != 0) {
+                cut = in.limit() - in.position();
+                break;
+            }
+        }
+        return new long[] {count, cut};
     }
 
     private static ByteBuffer map(Path path) throws IOException {
@@ -256,11 +286,62 @@ public final class DurableStore implements Journal, AutoCloseable {
         channel.force(true);
         syncDirectory();
         FileChannel old = wal;
-        wal = channel;
-        walGeneration = generation;
         if (old != null) {
-            old.close();
+            // everything written to the old log becomes durable before records go to the new one
+            old.force(false);
         }
+        lock.lock();
+        try {
+            if (old != null) {
+                durableLsn = Math.max(durableLsn, writtenLsn);
+                durable.signalAll();
+                // a concurrent force() may still use it: close it once no force is running
+                retired.add(old);
+            }
+            wal = channel;
+            walGeneration = generation;
+            walAllocated = WAL_HEADER_BYTES;
+            closeRetiredIfIdle();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Called with {@link #lock} held. */
+    private void closeRetiredIfIdle() {
+        if (syncsInFlight > 0) {
+            return;
+        }
+        for (FileChannel channel : retired) {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                log.warn("cannot close an old log of {}", dir, e);
+            }
+        }
+        retired.clear();
+    }
+
+    /**
+     * Writes zeros ahead of the log's end and forces them with the file's metadata once, so that
+     * the per-batch {@code force(false)} (fdatasync) overwrites allocated blocks and need not
+     * commit the file system journal (which on a busy machine also carries everyone else's changes).
+     */
+    private void preallocate(long end) throws IOException {
+        if (end <= walAllocated) {
+            return;
+        }
+        int chunk = (int) Math.min(PREALLOCATE_BYTES, Math.max(compactThreshold, 64 * 1024));
+        ByteBuffer zeros = ByteBuffer.allocate(chunk);
+        while (walAllocated < end) {
+            zeros.clear();
+            long at = walAllocated;
+            while (zeros.hasRemaining()) {
+                at += wal.write(zeros, at);
+            }
+            walAllocated = at;
+        }
+        wal.force(true);
     }
 
     private void syncDirectory() throws IOException {
@@ -301,14 +382,9 @@ public final class DurableStore implements Journal, AutoCloseable {
         syncDirectory();
     }
 
-    /** Starts the log writer; from now on the backend's changes are appended. */
+    /** Hands the recovered state over to the log; from now on the backend's changes are appended. */
     public synchronized void start() {
-        if (writer != null) {
-            return;
-        }
-        writer = new Thread(this::writeLoop, "mongo2pc-log-writer");
-        writer.setDaemon(true);
-        writer.start();
+        started = true;
     }
 
     @Override
@@ -316,12 +392,11 @@ public final class DurableStore implements Journal, AutoCloseable {
         lock.lock();
         try {
             checkUsable();
-            pending.add(record);
-            long lsn = ++appendedLsn;
-            if (pending.size() == 1) {
-                hasWork.signal();
+            if (closing) {
+                throw new IllegalStateException("the store in " + dir + " is closing; the write was not applied durably");
             }
-            return lsn;
+            pending.add(record);
+            return ++appendedLsn;
         } finally {
             lock.unlock();
         }
@@ -332,22 +407,127 @@ public final class DurableStore implements Journal, AutoCloseable {
         awaitDurable(appendedLsn);
     }
 
-    /** Blocks until record {@code lsn} and all before it are on disk. */
+    /**
+     * Blocks until record {@code lsn} and all before it are on disk.
+     *
+     * <p>Group commit without a writer thread, in two steps. Write: the first waiter to get the
+     * write lock takes every pending record and writes it, in order, to the log (the page cache);
+     * later waiters find their record already written. Force: a waiter whose record is not covered
+     * by a force already running starts its own {@code force()}, concurrently with the others;
+     * when a force returns, everything written before it started is durable. Concurrent forces of
+     * one file are merged by the kernel, so a request waits for about one force, not for the one
+     * running plus its own, and needs no hand-off to another thread.
+     */
     public void awaitDurable(long lsn) {
         if (durableLsn >= lsn) {
             return;
         }
+        if (writtenLsn < lsn) {
+            writeUpTo(lsn);
+        }
         lock.lock();
         try {
             while (durableLsn < lsn) {
-                if (failure != null) {
-                    throw new IllegalStateException("the write-ahead log in " + dir + " failed; the write is not durable",
-                            failure);
+                checkFailure();
+                if (forcingUpTo >= lsn || syncsInFlight >= MAX_CONCURRENT_FORCES) {
+                    durable.awaitUninterruptibly();
+                    continue;
                 }
-                durable.awaitUninterruptibly();
+                long target = writtenLsn;
+                FileChannel channel = wal;
+                forcingUpTo = Math.max(forcingUpTo, target);
+                syncsInFlight++;
+                Throwable failed = null;
+                lock.unlock();
+                try {
+                    channel.force(false);
+                } catch (Throwable t) {
+                    failed = t;
+                } finally {
+                    lock.lock();
+                    syncsInFlight--;
+                    if (failed == null) {
+                        durableLsn = Math.max(durableLsn, target);
+                    } else {
+                        fail(failed);
+                    }
+                    closeRetiredIfIdle();
+                    durable.signalAll();
+                }
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Writes every pending record to the log, unless record {@code lsn} is already written. */
+    private void writeUpTo(long lsn) {
+        writeLock.lock();
+        try {
+            if (writtenLsn >= lsn) {
+                return;
+            }
+            checkFailure();
+            if (!started) {
+                throw new IllegalStateException("the store in " + dir + " was not started");
+            }
+            List<LogRecord> batch;
+            long batchEnd;
+            lock.lock();
+            try {
+                batch = pending;
+                pending = new ArrayList<>(Math.max(16, batch.size()));
+                batchEnd = appendedLsn;
+            } finally {
+                lock.unlock();
+            }
+            write(batch);
+            writtenLsn = batchEnd;
+            maybeCompact();
+        } catch (IOException | RuntimeException | Error e) {
+            lock.lock();
+            try {
+                if (failure == null) {
+                    fail(e);
+                }
+                durable.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            checkFailure();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** Called with {@link #lock} held. */
+    private void fail(Throwable t) {
+        if (failure == null) {
+            log.error("write-ahead log write failed; the server refuses further requests", t);
+            failure = t;
+        }
+    }
+
+    private void checkFailure() {
+        if (failure != null) {
+            throw new IllegalStateException("the write-ahead log in " + dir + " failed; the write is not durable", failure);
+        }
+    }
+
+    /** Encodes one batch, applies it to the state and writes it to the log. Called under {@link #writeLock}. */
+    private void write(List<LogRecord> batch) throws IOException {
+        buffer.clear();
+        for (LogRecord record : batch) {
+            record.writeTo(buffer);
+            state.apply(record);
+        }
+        ByteBuffer nio = buffer.nioBuffer();
+        preallocate(wal.position() + nio.remaining());
+        while (nio.hasRemaining()) {
+            wal.write(nio);
+        }
+        if (buffer.capacity() > (1 << 22)) {
+            buffer = Unpooled.buffer(1 << 16);
         }
     }
 
@@ -358,57 +538,6 @@ public final class DurableStore implements Journal, AutoCloseable {
         }
         if (closed) {
             throw new IllegalStateException("the store in " + dir + " is closed");
-        }
-    }
-
-    private void writeLoop() {
-        ByteBuf buf = Unpooled.buffer(1 << 16);
-        try {
-            while (true) {
-                List<LogRecord> batch;
-                long batchEnd;
-                lock.lock();
-                try {
-                    while (pending.isEmpty() && !closing) {
-                        hasWork.awaitUninterruptibly();
-                    }
-                    if (pending.isEmpty()) {
-                        return;
-                    }
-                    batch = pending;
-                    pending = new ArrayList<>(Math.max(16, batch.size()));
-                    batchEnd = appendedLsn;
-                } finally {
-                    lock.unlock();
-                }
-                buf.clear();
-                for (LogRecord record : batch) {
-                    record.writeTo(buf);
-                    state.apply(record);
-                }
-                ByteBuffer nio = buf.nioBuffer();
-                while (nio.hasRemaining()) {
-                    wal.write(nio);
-                }
-                wal.force(false);
-                lock.lock();
-                try {
-                    durableLsn = batchEnd;
-                    durable.signalAll();
-                } finally {
-                    lock.unlock();
-                }
-                maybeCompact();
-            }
-        } catch (Throwable t) {
-            log.error("write-ahead log writer failed; the server refuses further requests", t);
-            lock.lock();
-            try {
-                failure = t;
-                durable.signalAll();
-            } finally {
-                lock.unlock();
-            }
         }
     }
 
@@ -439,27 +568,20 @@ public final class DurableStore implements Journal, AutoCloseable {
         return compactions;
     }
 
-    /** Flushes and stops the writer, then releases the directory. Idempotent. */
+    /** Flushes what is pending, writes a snapshot, then releases the directory. Idempotent. */
     @Override
     public void close() {
-        Thread w;
-        synchronized (this) {
-            w = writer;
-        }
         lock.lock();
         try {
-            if (closed) {
+            if (closed || closing) {
                 return;
             }
             closing = true;
-            hasWork.signal();
         } finally {
             lock.unlock();
         }
         try {
-            if (w != null) {
-                w.join();
-            }
+            awaitDurable(appendedLsn);
             Future<?> running = compaction;
             if (running != null) {
                 running.get();
@@ -474,13 +596,32 @@ public final class DurableStore implements Journal, AutoCloseable {
         } finally {
             lock.unlock();
         }
+        writeLock.lock();
         try {
+            lock.lock();
+            try {
+                for (FileChannel channel : retired) {
+                    channel.close();
+                }
+                retired.clear();
+            } finally {
+                lock.unlock();
+            }
             if (wal != null) {
                 wal.force(true);
+                boolean logHasRecords = wal.position() > WAL_HEADER_BYTES;
                 wal.close();
+                if (logHasRecords && failure == null) {
+                    // a clean close leaves just a snapshot, so the next open need not replay or rewrite
+                    long next = walGeneration + 1;
+                    snapshotBytes = writeSnapshot(state, next);
+                    deleteWalsBelow(next);
+                }
             }
-        } catch (IOException e) {
-            log.warn("while closing the log in {}", dir, e);
+        } catch (IOException | RuntimeException e) {
+            log.warn("while closing the log in {} (the log is kept and replayed on the next open)", dir, e);
+        } finally {
+            writeLock.unlock();
         }
         releaseLock();
     }

@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * log writer keeps applying records to it so a snapshot can be written at any log position
  * without stopping the server. Documents are shared with the live collections and never mutated.
  *
- * <p>Not thread-safe: owned by one thread at a time (recovery, then the log writer).
+ * <p>Not thread-safe: owned by one thread at a time (recovery, then the flush leader of the moment).
  */
 final class StoreState {
 
@@ -127,7 +127,7 @@ final class StoreState {
     static Object key(Object id) {
         if (id == null || id instanceof String || id instanceof Integer || id instanceof Long
                 || id instanceof Double || id instanceof ObjectId || id instanceof Boolean
-                || id instanceof UUID || id instanceof Date) {
+                || id instanceof UUID || id instanceof Date || id instanceof java.time.Instant) {
             return id;
         }
         ByteBuf buf = Unpooled.buffer(32);
