@@ -57,6 +57,10 @@ final class BenchCommand extends BaseCommand {
     @Option(names = "--mode", paramLabel = "MODE", description = "library, tutorial or raw (default: ${DEFAULT-VALUE})")
     Mode mode = Mode.library;
 
+    @Option(names = "--warmup", paramLabel = "D", converter = DurationConverter.class,
+            description = "load run first and not measured, with --duration (default 3s; 0 for none)")
+    Duration warmup;
+
     @Option(names = "--seed", description = "random seed (default: ${DEFAULT-VALUE})")
     long seed = 42;
 
@@ -105,7 +109,12 @@ final class BenchCommand extends BaseCommand {
             AtomicLong committed = new AtomicLong();
             AtomicLong canceled = new AtomicLong();
             AtomicLong issued = new AtomicLong();
-            long start = System.nanoTime();
+            AtomicLong warmOps = new AtomicLong();
+            // Warm-up (JIT of client and server) runs the same load but is not measured.
+            Duration warm = runFor == null ? Duration.ZERO : warmup == null ? Duration.ofSeconds(3) : warmup;
+            long warmEnd = System.nanoTime() + warm.toNanos();
+            java.util.concurrent.atomic.AtomicBoolean measuring = new java.util.concurrent.atomic.AtomicBoolean(warm.isZero());
+            long start = warmEnd;
             long deadline = runFor == null ? Long.MAX_VALUE : start + runFor.toNanos();
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             List<Future<?>> workers = new ArrayList<>();
@@ -126,13 +135,26 @@ final class BenchCommand extends BaseCommand {
                             case raw -> accountsColl.updateOne(new Document("_id", id(from)),
                                     new Document("$inc", new Document("rawOps", 1))).getMatchedCount() == 1;
                         };
-                        latencies.recordValue(Math.max(1, (System.nanoTime() - t0) / 1_000));
-                        (done ? committed : canceled).incrementAndGet();
+                        if (!measuring.get() && System.nanoTime() >= warmEnd) {
+                            measuring.set(true);
+                        }
+                        if (measuring.get()) {
+                            latencies.recordValue(Math.max(1, (System.nanoTime() - t0) / 1_000));
+                            (done ? committed : canceled).incrementAndGet();
+                        } else {
+                            warmOps.incrementAndGet();
+                        }
                     }
                     return null;
                 }));
             }
             pool.shutdown();
+            if (!warm.isZero()) {
+                err().printf("bench: warming up for %ss%n", warm.toMillis() / 1000.0);
+                err().flush();
+                Thread.sleep(warm.toMillis());
+                latencies.reset();
+            }
             Histogram total = new Histogram(3);
             List<double[]> timeline = new ArrayList<>(); // {second, tps, p50Ms, p99Ms}
             Progress progress = new Progress(err(), runFor, transfers);
@@ -165,7 +187,8 @@ final class BenchCommand extends BaseCommand {
                 finalTotal = finalTotal.add(Money.of((Number) account.get("balance")));
             }
             long operations = committed.get() + canceled.get();
-            double anomaly = operations == 0 ? 0 : finalTotal.subtract(BigDecimal.valueOf(initialTotal)).abs().doubleValue() / operations;
+            long allOperations = operations + warmOps.get();
+            double anomaly = allOperations == 0 ? 0 : finalTotal.subtract(BigDecimal.valueOf(initialTotal)).abs().doubleValue() / allOperations;
             double tps = operations / seconds;
             double p50 = total.getValueAtPercentile(50) / 1000.0;
             double p99 = total.getValueAtPercentile(99) / 1000.0;

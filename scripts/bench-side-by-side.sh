@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Library vs tutorial vs raw, side by side in one run against one `serve --in-memory` in its own JVM
+# (issue "Fast"). Usage: scripts/bench-side-by-side.sh [SECONDS] [THREADS...]
+# Prints one JSON line per run; build first with: mvn -q -DskipTests package
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JAR=mongo2pc-cli/target/mongo2pc.jar
+SECONDS_PER_RUN=${1:-10}
+shift || true
+THREADS=${*:-16}
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+java -jar "$JAR" serve --in-memory --port "$PORT" > /tmp/mongo2pc-bench-serve.log 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 50); do grep -q "mongodb://" /tmp/mongo2pc-bench-serve.log && break; sleep 0.2; done
+URI="mongodb://127.0.0.1:$PORT"
+run=0
+for t in $THREADS; do
+  for mode in raw tutorial library; do
+    run=$((run + 1))
+    java -jar "$JAR" --uri "$URI" --db "bench_${run}_${mode}" bench --mode "$mode" --threads "$t" \
+      --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --json ${PLOT:+--plot "bench-$mode-$t.png"}
+  done
+done
