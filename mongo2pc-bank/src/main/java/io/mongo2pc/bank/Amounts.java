@@ -59,6 +59,20 @@ public final class Amounts {
                 + (amount == null ? "null" : amount + " (" + amount.getClass().getSimpleName() + ")"));
     }
 
+    /** The opposite amount, of the same type (Integer, Long, Double, Decimal128). */
+    public static Number negate(Number amount) {
+        if (amount instanceof Integer i) {
+            return -i;
+        }
+        if (amount instanceof Long l) {
+            return -l;
+        }
+        if (amount instanceof Double d) {
+            return -d;
+        }
+        return new Decimal128(((Decimal128) amount).bigDecimalValue().negate());
+    }
+
     static BigDecimal toBigDecimal(Object number) {
         if (number instanceof Decimal128 d) {
             if (d.isNaN() || d.isInfinite()) {

@@ -70,7 +70,7 @@ public final class Payments {
         List<Operation> ops = new java.util.ArrayList<>(List.of(
                 Operation.update(DocumentRef.of(database, ORDERS, orderId), new Document("$set", new Document("state", "Paid")),
                         new Document("state", "UnPaid").append("total", total)),
-                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", negate(amount),
+                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Amounts.negate(amount),
                         new Document("balance", new Document("$gte", amount))),
                 Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
                         new Document("order", orderId).append("account", accountId).append("amount", amount))));
@@ -81,7 +81,4 @@ public final class Payments {
         return manager.run(ops);
     }
 
-    private static Number negate(Number amount) {
-        return amount instanceof Long l ? (Number) (-l) : new org.bson.types.Decimal128(((org.bson.types.Decimal128) amount).bigDecimalValue().negate());
-    }
 }

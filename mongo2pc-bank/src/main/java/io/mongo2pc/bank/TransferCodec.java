@@ -46,20 +46,8 @@ public final class TransferCodec implements TransactionCodec {
             creditGuard = new Document("balance", new Document("$lte", Long.MAX_VALUE - amount.longValue()));
         }
         return List.of(
-                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, source), "balance", negate(amount), debitGuard),
+                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, source), "balance", Amounts.negate(amount), debitGuard),
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, destination), "balance", amount, creditGuard));
     }
 
-    private static Number negate(Number amount) {
-        if (amount instanceof Integer i) {
-            return -i;
-        }
-        if (amount instanceof Long l) {
-            return -l;
-        }
-        if (amount instanceof Double d) {
-            return -d;
-        }
-        return new Decimal128(((Decimal128) amount).bigDecimalValue().negate());
-    }
 }
