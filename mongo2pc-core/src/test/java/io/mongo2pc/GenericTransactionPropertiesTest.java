@@ -18,7 +18,6 @@ import org.bson.Document;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -109,9 +108,7 @@ class GenericTransactionPropertiesTest {
                 }
                 boolean written = txId.get() != null && recoverer.inspect(txId.get()).isPresent();
                 if (crashed.get()) {
-                    client.getDatabase(db).getCollection("transactions").updateMany(
-                            new Document("state", new Document("$in", List.of("pending", "applied", "canceling"))),
-                            new Document("$set", new Document("lastModified", new Date(0))));
+                    io.mongo2pc.testkit.EmbeddedMongo.expireLeases(client, db);
                     recoverer.recover(Duration.ZERO);
                 }
                 if (written) {

@@ -159,7 +159,7 @@ class TransferPropertiesTest {
                 }
                 boolean written = txId.get() != null && recoverer.inspect(txId.get()).isPresent();
                 if (crashed) {
-                    expireLeases(db);
+                    io.mongo2pc.testkit.EmbeddedMongo.expireLeases(client, db);
                 }
                 if (crashed && written && t.recovery() == Recovery.CANCEL) {
                     try {
@@ -183,7 +183,7 @@ class TransferPropertiesTest {
                     }
                 }
             }
-            expireLeases(db);
+            io.mongo2pc.testkit.EmbeddedMongo.expireLeases(client, db);
             recoverer.recover(Duration.ZERO);
 
             // then: everything terminal, balances = opening + the done transfers, nothing negative, no marker
@@ -213,10 +213,4 @@ class TransferPropertiesTest {
         }
     }
 
-    /** The killed owners are dead: let their leases run out (moves their stamps into the past). */
-    private void expireLeases(String db) {
-        client.getDatabase(db).getCollection("transactions").updateMany(
-                new Document("state", new Document("$in", List.of("pending", "applied", "canceling"))),
-                new Document("$set", new Document("lastModified", new java.util.Date(0))));
-    }
 }

@@ -5,7 +5,6 @@ import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.bank.Amounts;
 import io.mongo2pc.bank.Bank;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -229,7 +228,7 @@ final class BenchCommand extends BaseCommand {
         MongoCollection<Document> bulk = coll.withWriteConcern(WriteConcern.MAJORITY).withReadConcern(ReadConcern.MAJORITY);
         List<Document> batch = new ArrayList<>();
         for (int i = 0; i < accounts; i++) {
-            batch.add(new Document("_id", id(i)).append("balance", Amounts.requirePositive(OPENING, "opening balance"))
+            batch.add(new Document("_id", id(i)).append("balance", OPENING)
                     .append("pendingTransactions", new ArrayList<>()));
             if (batch.size() == 10_000 || i == accounts - 1) {
                 bulk.insertMany(batch);

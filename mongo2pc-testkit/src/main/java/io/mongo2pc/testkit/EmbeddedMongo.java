@@ -115,6 +115,11 @@ public final class EmbeddedMongo implements BeforeAllCallback, AfterAllCallback,
      * deadline in server time that only real time can pass.
      */
     public long expireLeases(String database) {
+        return expireLeases(client, database);
+    }
+
+    /** {@link #expireLeases(String)} for tests that run their own server (jqwik properties). */
+    public static long expireLeases(MongoClient client, String database) {
         return client.getDatabase(database).getCollection("transactions").updateMany(
                 new org.bson.Document("state", new org.bson.Document("$in", java.util.List.of("pending", "applied", "committed", "canceling"))),
                 new org.bson.Document("$set", new org.bson.Document("lastModified", new java.util.Date(0)))).getModifiedCount();
