@@ -2,6 +2,9 @@
 # Library vs tutorial vs raw, side by side in one run against one `serve --in-memory` in its own JVM
 # (issue "Fast"). Usage: scripts/bench-side-by-side.sh [SECONDS] [THREADS...]
 # Prints one JSON line per run; build first with: mvn -q -DskipTests package
+# The fresh server is first warmed up by every mode for SERVER_WARMUP seconds (default 8, not
+# reported: its JIT would otherwise favour whichever mode runs last); ROUNDS (default 1) repeats
+# the measured runs, alternating the modes, so a drift of the machine shows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JAR=mongo2pc-cli/target/mongo2pc.jar
@@ -15,10 +18,20 @@ trap 'kill $SERVER 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q "mongodb://" /tmp/mongo2pc-bench-serve.log && break; sleep 0.2; done
 URI="mongodb://127.0.0.1:$PORT"
 run=0
-for t in $THREADS; do
+if [ "${SERVER_WARMUP:-8}" != 0 ]; then
   for mode in raw tutorial library; do
     run=$((run + 1))
-    java -jar "$JAR" --uri "$URI" --db "bench_${run}_${mode}" bench --mode "$mode" --threads "$t" \
-      --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --json ${PLOT:+--plot "bench-$mode-$t.png"}
+    echo "warming the server up: $mode for ${SERVER_WARMUP:-8}s (not reported)" >&2
+    java -jar "$JAR" --uri "$URI" --db "bench_${run}_${mode}" bench --mode "$mode" --threads 16 \
+      --accounts "${ACCOUNTS:-1000}" --duration "${SERVER_WARMUP:-8}s" --json > /dev/null 2>&1
+  done
+fi
+for round in $(seq "${ROUNDS:-1}"); do
+  for t in $THREADS; do
+    for mode in raw tutorial library; do
+      run=$((run + 1))
+      java -jar "$JAR" --uri "$URI" --db "bench_${run}_${mode}" bench --mode "$mode" --threads "$t" \
+        --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --json ${PLOT:+--plot "bench-$mode-$t.png"} 2>/dev/null
+    done
   done
 done

@@ -88,6 +88,8 @@ public final class Engine {
     private final ServerClock clock;
     private final Retrier retrier;
     private final CommittedReader committedReader;
+    /** Group commit of inserts and state changes of the transactions collection. */
+    private final WriteCombiner transactionWrites;
 
     public Engine(Config config) {
         this.config = config;
@@ -100,6 +102,8 @@ public final class Engine {
                 .collection(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection() + "_clock"));
         this.retrier = new Retrier(config.retryTimeout());
         this.committedReader = new CommittedReader(config.targets(), store, this::operationsOf);
+        this.transactionWrites = config.targets()
+                .combiner(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
     }
 
     /** The document as of the last committed transaction; empty if it does not exist in that view. */
@@ -167,13 +171,27 @@ public final class Engine {
         String token = java.util.UUID.randomUUID().toString();
         doc.append(Fields.TOKEN, token);
         hook(CrashPoint.before(Step.INSERT, -1), id);
-        Document stored = retrier.call("insert", id, null, () -> afterWrite(store.insert(id, doc), Step.INSERT, -1, id));
+        Document stored = retrier.call("insert", id, null, () -> afterWrite(insertOnce(id, doc), Step.INSERT, -1, id));
         // Our own insert (perhaps retried after a lost acknowledgement) carries our token.
         if (stored == null || !token.equals(stored.get(Fields.TOKEN))) {
             throw new InvalidTransactionException("a transaction with id " + id + " already exists");
         }
         config.metrics().started();
         return TransactionStore.stamped(stored);
+    }
+
+    /**
+     * Inserts {@code doc} unless its id exists; returns the stored {@code lastModified} and
+     * {@code token}. Sent with other threads' writes when it can be (the answer then says only
+     * that it inserted, and the stamp is a lower bound of the server's clock taken before sending);
+     * if that answer is not known, the single-request upsert returns what is stored.
+     */
+    private Document insertOnce(Object id, Document doc) {
+        Instant sentAfter = clock.lowerBound();
+        if (transactionWrites.write(TransactionStore.insertWrite(id, doc))) {
+            return new Document(Fields.LAST_MODIFIED, Date.from(sentAfter)).append(Fields.TOKEN, doc.get(Fields.TOKEN));
+        }
+        return store.insert(id, doc);
     }
 
     /** Claims one queued transaction and drives it; empty if none was waiting. */
@@ -369,7 +387,7 @@ public final class Engine {
         TransactionState from = tx.state;
         hook(CrashPoint.before(step, -1), tx.id);
         Instant stamp = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, from,
-                () -> afterWrite(store.move(tx.id, tx.epoch, from, to, extra), step, -1, tx.id));
+                () -> afterWrite(moveOnce(tx, from, to, extra), step, -1, tx.id));
         if (stamp == null) {
             Document current = retrier.call("read", tx.id, from, () -> store.find(tx.id));
             boolean ackLost = current != null && TransactionStore.stateOf(current) == to
@@ -386,6 +404,21 @@ public final class Engine {
         }
         tx.state = to;
         stamped(tx, stamp);
+    }
+
+    /**
+     * The compare-and-set of {@link #move}, sent with other threads' writes when it can be: if
+     * it is known to have matched, the stamp is a lower bound of the server's clock taken before
+     * sending (so the write deadline derived from it is never later than the real one); else the
+     * single-request compare-and-set returns the stamp, or null if it does not match (perhaps
+     * because the combined one did: the caller reads the document to tell).
+     */
+    private Instant moveOnce(Owned tx, TransactionState from, TransactionState to, Document extra) {
+        Instant sentAfter = clock.lowerBound();
+        if (transactionWrites.write(TransactionStore.moveWrite(tx.id, tx.epoch, from, to, extra))) {
+            return sentAfter;
+        }
+        return store.move(tx.id, tx.epoch, from, to, extra);
     }
 
     /** Long transactions stamp lastModified between state changes so their lease does not run out. */

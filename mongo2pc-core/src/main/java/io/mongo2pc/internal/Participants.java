@@ -2,6 +2,7 @@ package io.mongo2pc.internal;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.Operation;
 import org.bson.Document;
 
@@ -70,14 +71,13 @@ final class Participants {
 
     /** Releases the markers of increments that all live in one collection, in one request; true if all matched. */
     boolean releaseIncrements(List<Operation.Increment> ops, Object txId, Instant deadline) {
-        List<com.mongodb.client.model.WriteModel<Document>> writes = new java.util.ArrayList<>(ops.size());
+        List<UpdateOneModel<Document>> writes = new java.util.ArrayList<>(ops.size());
         for (Operation.Increment inc : ops) {
-            writes.add(new com.mongodb.client.model.UpdateOneModel<>(
+            writes.add(new UpdateOneModel<>(
                     fenced(new Document(Fields.ID, inc.document().id()), deadline).append(Fields.MARKERS, txId),
                     new Document("$pull", new Document(Fields.MARKERS, txId))));
         }
-        return targets.collection(ops.get(0).document()).bulkWrite(writes,
-                new com.mongodb.client.model.BulkWriteOptions().ordered(false)).getMatchedCount() == ops.size();
+        return targets.combiner(ops.get(0).document()).write(writes);
     }
 
     /** True if every operation is in effect for {@code txId} (its marker is on its document). */
@@ -109,7 +109,12 @@ final class Participants {
         MongoCollection<Document> coll = targets.collection(op.document());
         Object id = op.document().id();
         if (op instanceof Operation.Increment inc) {
-            if (coll.updateOne(incrementFilter(inc, txId, deadline), incrementUpdate(inc, txId)).getMatchedCount() == 1) {
+            Document filter = incrementFilter(inc, txId, deadline);
+            Document update = incrementUpdate(inc, txId);
+            // Sent with other transactions' writes; if that answer is not known, again on its own
+            // (idempotent: the marker says if the first one took effect).
+            if (targets.combiner(op.document()).write(new UpdateOneModel<>(filter, update))
+                    || coll.updateOne(filter, update).getMatchedCount() == 1) {
                 return Result.DONE;
             }
             return whyNotApplied(coll, op, txId, deadline);

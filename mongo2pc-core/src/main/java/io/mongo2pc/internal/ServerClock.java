@@ -16,7 +16,13 @@ import java.util.Date;
  */
 final class ServerClock {
     private static final String CLOCK_ID = "mongo2pc-clock";
+    /** How long one reading of the server's clock serves {@link #lowerBound()}. */
+    private static final long READING_NANOS = 1_000_000_000L;
+
+    private record Reading(Instant server, long localNanos) { }
+
     private final MongoCollection<Document> clocks;
+    private volatile Reading reading;
 
     ServerClock(MongoCollection<Document> clocks) {
         this.clocks = clocks;
@@ -32,5 +38,33 @@ final class ServerClock {
             throw new IllegalStateException("the server did not return its time from $currentDate");
         }
         return now.toInstant();
+    }
+
+    /**
+     * A time the server's clock has certainly reached by now: the last reading of it (at most a
+     * second old) plus the time this host's monotonic clock measured since that reading's reply
+     * arrived, cut to the millisecond. A write sent after this call is stamped by the server with
+     * a time no earlier than this, so a lease computed from it never outlasts the real one. This
+     * assumes the server's clock does not run slower than this host's over a second (it may drift
+     * by parts per million; the clock skew allowance covers far more).
+     */
+    Instant lowerBound() {
+        Reading r = reading;
+        if (r == null || System.nanoTime() - r.localNanos() > READING_NANOS) {
+            r = refresh();
+        }
+        long elapsed = Math.max(0, System.nanoTime() - r.localNanos());
+        return r.server().plusNanos(elapsed).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    }
+
+    private synchronized Reading refresh() {
+        Reading r = reading;
+        if (r != null && System.nanoTime() - r.localNanos() <= READING_NANOS) {
+            return r;
+        }
+        Instant server = now();
+        r = new Reading(server, System.nanoTime());
+        reading = r;
+        return r;
     }
 }

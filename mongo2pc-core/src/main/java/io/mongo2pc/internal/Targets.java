@@ -23,6 +23,7 @@ public final class Targets {
     private final WriteConcern writeConcern;
     private final ReadConcern readConcern;
     private final Map<Key, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
+    private final Map<Key, WriteCombiner> combiners = new ConcurrentHashMap<>();
 
     public Targets(Map<String, MongoClient> clients, WriteConcern writeConcern, ReadConcern readConcern) {
         this.clients = Map.copyOf(clients);
@@ -36,6 +37,16 @@ public final class Targets {
 
     public MongoCollection<Document> collection(DocumentRef ref) {
         return collection(ref.target(), ref.database(), ref.collection());
+    }
+
+    /** The group commit of writes to the collection of {@code ref}. */
+    WriteCombiner combiner(DocumentRef ref) {
+        return combiner(ref.target(), ref.database(), ref.collection());
+    }
+
+    WriteCombiner combiner(String target, String database, String collection) {
+        return combiners.computeIfAbsent(new Key(target, database, collection),
+                key -> new WriteCombiner(collection(target, database, collection)));
     }
 
     public MongoCollection<Document> collection(String target, String database, String collection) {

@@ -5,6 +5,8 @@ import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.result.UpdateResult;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
@@ -47,23 +49,43 @@ final class TransactionStore {
     }
 
     /**
+     * The write of {@link #insert} for a {@link WriteCombiner}: it tells whether it inserted, but
+     * returns no stamp (the caller takes a lower bound of the server's clock instead).
+     */
+    static UpdateOneModel<Document> insertWrite(Object id, Document fields) {
+        return new UpdateOneModel<>(new Document(Fields.ID, id),
+                new Document("$setOnInsert", fields).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
+                new UpdateOptions().upsert(true));
+    }
+
+    /** The write of {@link #move} for a {@link WriteCombiner}: the same compare-and-set, without the stamp returned. */
+    static UpdateOneModel<Document> moveWrite(Object id, long epoch, TransactionState from, TransactionState to, Document extra) {
+        return new UpdateOneModel<>(moveFilter(id, epoch, from, to), moveUpdate(to, extra));
+    }
+
+    private static Document moveFilter(Object id, long epoch, TransactionState from, TransactionState to) {
+        if (!from.canMoveTo(to)) {
+            throw new IllegalStateException("transaction " + id + ": " + from.stored() + " -> " + to.stored()
+                    + " is not a transition of the protocol");
+        }
+        return new Document(Fields.ID, id).append(Fields.STATE, in(from)).append(Fields.EPOCH, epoch);
+    }
+
+    private static Document moveUpdate(TransactionState to, Document extra) {
+        Document set = new Document(Fields.STATE, to.stored());
+        if (extra != null) {
+            set.putAll(extra);
+        }
+        return new Document("$set", set).append("$currentDate", new Document(Fields.LAST_MODIFIED, true));
+    }
+
+    /**
      * Moves {@code id} from {@code from} to {@code to} if it is still in {@code from} under
      * {@code epoch}. Returns the new {@code lastModified} (server time) if this call moved it, else
      * null. {@code extra} fields are set in the same write.
      */
     Instant move(Object id, long epoch, TransactionState from, TransactionState to, Document extra) {
-        if (!from.canMoveTo(to)) {
-            throw new IllegalStateException("transaction " + id + ": " + from.stored() + " -> " + to.stored()
-                    + " is not a transition of the protocol");
-        }
-        Document set = new Document(Fields.STATE, to.stored());
-        if (extra != null) {
-            set.putAll(extra);
-        }
-        return stamped(transactions.findOneAndUpdate(
-                new Document(Fields.ID, id).append(Fields.STATE, in(from)).append(Fields.EPOCH, epoch),
-                new Document("$set", set).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
-                STAMP));
+        return stamped(transactions.findOneAndUpdate(moveFilter(id, epoch, from, to), moveUpdate(to, extra), STAMP));
     }
 
     /** Stamps {@code lastModified} anew if {@code id} is still in {@code state} under {@code epoch}: the owner's lease renewed. */
