@@ -88,6 +88,14 @@ public final class Engine {
     private final ServerClock clock;
     private final Retrier retrier;
     private final CommittedReader committedReader;
+    /** Tokens of this engine's writes: unique, without a call to the (synchronized) SecureRandom per transaction. */
+    private final String tokenPrefix = java.util.UUID.randomUUID() + "-";
+    private final java.util.concurrent.atomic.AtomicLong tokens = new java.util.concurrent.atomic.AtomicLong();
+
+    private String newToken() {
+        return tokenPrefix + tokens.incrementAndGet();
+    }
+
     /** Group commit of inserts and state changes of the transactions collection. */
     private final WriteCombiner transactionWrites;
 
@@ -168,7 +176,7 @@ public final class Engine {
 
     /** Inserts a new transaction document; returns its lastModified stamp (server time). */
     private Instant insert(Object id, Document doc) {
-        String token = java.util.UUID.randomUUID().toString();
+        String token = newToken();
         doc.append(Fields.TOKEN, token);
         hook(CrashPoint.before(Step.INSERT, -1), id);
         Document stored = retrier.call("insert", id, null, () -> afterWrite(insertOnce(id, doc), Step.INSERT, -1, id));
@@ -490,7 +498,7 @@ public final class Engine {
         hook(CrashPoint.before(Step.TAKEOVER, -1), id);
         // A token of this attempt: two threads of one manager share its owner name, so only the
         // token tells our own takeover (acknowledgement lost, then retried) from a sibling's.
-        String token = java.util.UUID.randomUUID().toString();
+        String token = newToken();
         Document taken = retrier.call("takeover", id, TransactionStore.stateOf(seen),
                 () -> afterWrite(store.takeOver(seen, staleBefore, config.application(), config.owner(), config.lease().toMillis(), token),
                         Step.TAKEOVER, -1, id));
