@@ -47,6 +47,8 @@ public final class Bank {
      */
     private final Set<Object> known = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private static final int KNOWN_MAX = 100_000;
+    private final io.mongo2pc.internal.Batcher<List<Object>, Set<Object>> lookups =
+            new io.mongo2pc.internal.Batcher<>(this::findExisting, List::size, 512);
 
     /**
      * A bank on {@code manager}, which must have been built with {@link TransferCodec#INSTANCE}
@@ -115,19 +117,40 @@ public final class Bank {
         if (sameId(source).equals(sameId(destination))) {
             throw new InvalidTransactionException("source and destination are the same account " + source);
         }
+        List<Object> unknown = new ArrayList<>(2);
         for (Object id : List.of(source, destination)) {
             if (!known.contains(sameId(id))) {
-                // By _id equality, which every server looks up (an $in may be scanned).
-                if (accounts.find(new Document("_id", id)).projection(Projections.include("_id")).first() == null) {
-                    throw new InvalidTransactionException("account " + id + " does not exist");
-                }
-                if (known.size() >= KNOWN_MAX) {
-                    known.clear();
-                }
-                known.add(sameId(id));
+                unknown.add(id);
             }
         }
+        if (!unknown.isEmpty()) {
+            Set<Object> found = lookups.submit(unknown);
+            for (Object id : unknown) {
+                if (!found.contains(sameId(id))) {
+                    throw new InvalidTransactionException("account " + id + " does not exist");
+                }
+            }
+            if (known.size() >= KNOWN_MAX) {
+                known.clear();
+            }
+            found.forEach(known::add);
+        }
         return new Document("source", source).append("destination", destination).append("value", value);
+    }
+
+    /**
+     * Which of the ids that concurrent transfers ask about exist: one read for all of them, by
+     * _id (equality, or a bare $in: both are index lookups). Every asker gets the same set.
+     */
+    private List<Set<Object>> findExisting(List<List<Object>> asked) {
+        List<Object> ids = new ArrayList<>();
+        asked.forEach(ids::addAll);
+        Document filter = new Document("_id", ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
+        Set<Object> found = new java.util.HashSet<>();
+        for (Document d : accounts.find(filter).projection(Projections.include("_id"))) {
+            found.add(sameId(d.get("_id")));
+        }
+        return java.util.Collections.nCopies(asked.size(), java.util.Collections.unmodifiableSet(found));
     }
 
     private static Object sameId(Object id) {

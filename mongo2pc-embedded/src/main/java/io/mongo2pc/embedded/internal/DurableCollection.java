@@ -161,21 +161,26 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
     }
 
     /**
-     * A filter with {@code _id} equality (plus any other conditions) looks the document up in the
-     * {@code _id} index and applies the whole filter to it alone, instead of scanning. Upstream
-     * only uses an index when the filter is exactly {@code {_id: v}}.
+     * A filter with {@code _id} equality or {@code _id: {$in: [...]}} (plus any other conditions)
+     * looks the documents up in the {@code _id} index and applies the whole filter to them alone,
+     * instead of scanning. Upstream only uses an index when the filter is exactly {@code {_id: v}}.
      */
     @Override
     protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit,
                                          int batchSize, Document fieldSelector) {
         String idField = getIdField();
         if (idField != null) {
-            Object id = requiredId(query, idField);
-            Index<Integer> idIndex = id == null ? null : idIndex(idField);
+            List<Object> ids = requiredIds(query, idField);
+            Index<Integer> idIndex = ids == null ? null : idIndex(idField);
             if (idIndex != null) {
-                Integer position = idIndex.getPosition(new Document(idField, id));
-                List<Integer> positions = position == null ? List.of() : List.of(position);
-                return matchDocuments(query, positions, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+                java.util.TreeSet<Integer> positions = new java.util.TreeSet<>(); // stored order, as a scan would give
+                for (Object id : ids) {
+                    Integer position = idIndex.getPosition(new Document(idField, id));
+                    if (position != null) {
+                        positions.add(position);
+                    }
+                }
+                return matchDocuments(query, new ArrayList<>(positions), orderBy, numberToSkip, limit, batchSize, fieldSelector);
             }
         }
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
@@ -191,33 +196,50 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
     }
 
     /**
-     * The id every matching document must have: from a top-level {@code _id} equality, or one inside
-     * a top-level {@code $and} (the driver renders {@code Filters.and(...)} that way). Null if none.
+     * The ids every matching document has one of: from a top-level {@code _id} equality or
+     * {@code $in}, or one inside a top-level {@code $and} (the driver renders {@code Filters.and(...)}
+     * that way). Null if none.
      */
-    private static Object requiredId(Document query, String idField) {
-        Object id = equalityValue(query.get(idField));
-        if (id == null && query.get("$and") instanceof List<?> clauses) {
+    private static List<Object> requiredIds(Document query, String idField) {
+        List<Object> ids = idValues(query.get(idField));
+        if (ids == null && query.get("$and") instanceof List<?> clauses) {
             for (Object clause : clauses) {
                 if (clause instanceof Document document) {
-                    id = requiredId(document, idField);
-                    if (id != null) {
-                        return id;
+                    ids = requiredIds(document, idField);
+                    if (ids != null) {
+                        return ids;
                     }
                 }
             }
         }
-        return id;
+        return ids;
     }
 
-    /** The value an {@code _id} condition requires equality with, or null if it is not a plain equality. */
-    private static Object equalityValue(Object condition) {
+    /**
+     * The values an {@code _id} condition requires equality with one of, or null unless it is a
+     * plain equality, {@code $eq} or an {@code $in} of plain values.
+     */
+    private static List<Object> idValues(Object condition) {
         if (condition instanceof Document document) {
             if (document.size() == 1 && document.containsKey("$eq")) {
-                return plainValue(document.get("$eq"));
+                Object value = plainValue(document.get("$eq"));
+                return value == null ? null : List.of(value);
+            }
+            if (document.size() == 1 && document.get("$in") instanceof java.util.Collection<?> values) {
+                List<Object> ids = new ArrayList<>(values.size());
+                for (Object value : values) {
+                    Object plain = plainValue(value);
+                    if (plain == null) {
+                        return null;
+                    }
+                    ids.add(plain);
+                }
+                return ids;
             }
             return null;
         }
-        return plainValue(condition);
+        Object value = plainValue(condition);
+        return value == null ? null : List.of(value);
     }
 
     private static Object plainValue(Object value) {
