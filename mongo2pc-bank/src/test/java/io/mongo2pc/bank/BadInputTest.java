@@ -205,6 +205,16 @@ class BadInputTest {
     }
 
     @Test
+    void run_operationsOverFourMebibytes_areRefused_inUnicodeToo() {
+        // 1.5M three-byte characters: 4.5 MB as BSON, though only 1.5M UTF-16 units.
+        String big = "\u20ac".repeat(1_500_000);
+        refused(List.of(Operation.insert(DocumentRef.of(mongo.database(), "things", "big"), new Document("text", big))),
+                "at most 4194304 bytes of operations");
+        refused(List.of(inc("A", "balance", -1L, new Document("note", new Document("$ne", big)))),
+                "at most 4194304 bytes of operations");
+    }
+
+    @Test
     void run_emptyOrNullList_isRefused() {
         refused(List.of(), "at least one operation");
         assertThatThrownBy(() -> manager.run(null)).isInstanceOf(InvalidTransactionException.class)

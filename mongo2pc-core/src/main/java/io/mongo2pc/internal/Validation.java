@@ -47,7 +47,14 @@ public final class Validation {
         for (int i = 0; i < operations.size(); i++) {
             Operation op = operations.get(i);
             DocumentRef ref = op.document();
-            String where = "operation " + i + " on " + ref;
+            // Spelled out only when a check fails (most transactions are valid).
+            int index = i;
+            Object where = new Object() {
+                @Override
+                public String toString() {
+                    return "operation " + index + " on " + ref;
+                }
+            };
             if (!targets.contains(ref.target())) {
                 throw new InvalidTransactionException(where + ": unknown target '" + ref.target() + "', known: " + targets);
             }
@@ -66,15 +73,62 @@ public final class Validation {
                 checkUpdate(update, where);
             }
         }
-        int bytes = new org.bson.RawBsonDocument(new Document("ops", OperationCodec.encode(operations)),
-                new org.bson.codecs.DocumentCodec()).getByteBuffer().remaining();
+        Document stored = new Document("ops", OperationCodec.encode(operations));
+        // Encoded only when a cheap upper bound of the size does not already settle it.
+        int bytes = maxBytes(stored, 0) <= MAX_TRANSACTION_BYTES ? 0
+                : new org.bson.RawBsonDocument(stored, new org.bson.codecs.DocumentCodec()).getByteBuffer().remaining();
         if (bytes > MAX_TRANSACTION_BYTES) {
             throw new InvalidTransactionException("a transaction may take at most " + MAX_TRANSACTION_BYTES
                     + " bytes of operations, got " + bytes);
         }
     }
 
-    private static void checkUpdate(Operation.Update update, String where) {
+    /**
+     * At least the BSON size of {@code value} (never less): per element a type byte and its name
+     * (at most 3 bytes per UTF-16 unit, plus the terminator), numbers, ids and dates at most 16
+     * bytes, strings at most 3 bytes per unit plus 5. Long.MAX_VALUE for any other type (the exact
+     * encoding then decides, and refuses what cannot be encoded) or nesting deeper than 100.
+     */
+    static long maxBytes(Object value, int depth) {
+        if (depth > 100) {
+            return Long.MAX_VALUE;
+        }
+        if (value == null || value instanceof Boolean) {
+            return 1;
+        }
+        if (value instanceof Integer || value instanceof Long || value instanceof Double || value instanceof Decimal128
+                || value instanceof ObjectId || value instanceof java.util.Date) {
+            return 16;
+        }
+        if (value instanceof String text) {
+            return 5L + 3L * text.length();
+        }
+        if (value instanceof Map<?, ?> map) {
+            long total = 5;
+            for (Map.Entry<?, ?> e : map.entrySet()) {
+                long element = maxBytes(e.getValue(), depth + 1);
+                if (element == Long.MAX_VALUE) {
+                    return Long.MAX_VALUE;
+                }
+                total += 2 + 3L * String.valueOf(e.getKey()).length() + element;
+            }
+            return total;
+        }
+        if (value instanceof List<?> list) {
+            long total = 5;
+            for (Object item : list) {
+                long element = maxBytes(item, depth + 1);
+                if (element == Long.MAX_VALUE) {
+                    return Long.MAX_VALUE;
+                }
+                total += 2 + 11 + element; // a type byte, an index name of at most 10 digits and its terminator
+            }
+            return total;
+        }
+        return Long.MAX_VALUE;
+    }
+
+    private static void checkUpdate(Operation.Update update, Object where) {
         Document doc = update.update();
         if (doc.isEmpty()) {
             throw new InvalidTransactionException(where + ": an update needs update operators or a replacement document");
@@ -103,7 +157,7 @@ public final class Validation {
     }
 
     /** A document to store (insert, replacement): no operator keys, no reserved fields, its _id the reference's. */
-    private static void checkStoredDocument(Document doc, Object id, String where) {
+    private static void checkStoredDocument(Document doc, Object id, Object where) {
         for (String key : doc.keySet()) {
             if (key.equals(Fields.ID)) {
                 if (!java.util.Objects.equals(normalizeId(doc.get(key)), normalizeId(id))) {
@@ -118,7 +172,7 @@ public final class Validation {
     }
 
     /** Values stored by a change may not contain keys starting with '$' (query operators smuggled in as data). */
-    private static void checkNoOperatorKeys(Object value, String where, boolean queryAllowed) {
+    private static void checkNoOperatorKeys(Object value, Object where, boolean queryAllowed) {
         if (value instanceof Document doc) {
             for (Map.Entry<String, Object> e : doc.entrySet()) {
                 if (e.getKey().startsWith("$") && !(queryAllowed && GUARD_OPERATORS.contains(e.getKey()))) {
@@ -132,7 +186,7 @@ public final class Validation {
     }
 
     /** Ids must be plain values: a non-empty string, an integer or an ObjectId. */
-    public static void checkId(Object id, String where) {
+    public static void checkId(Object id, Object where) {
         if (id instanceof String s) {
             if (s.isEmpty()) {
                 throw new InvalidTransactionException(where + ": id must not be empty");
@@ -150,14 +204,14 @@ public final class Validation {
         return id instanceof Integer i ? Long.valueOf(i) : id;
     }
 
-    private static void checkName(String name, String what, String where) {
+    private static void checkName(String name, String what, Object where) {
         if (name == null || name.isEmpty() || name.contains("$") || name.contains("\0")
                 || ("database".equals(what) && (name.contains(".") || name.contains("/") || name.contains(" ")))) {
             throw new InvalidTransactionException(where + ": invalid " + what + " name '" + name + "'");
         }
     }
 
-    private static void checkIncrements(Document increments, String where) {
+    private static void checkIncrements(Document increments, Object where) {
         if (increments.isEmpty()) {
             throw new InvalidTransactionException(where + ": an increment needs at least one field");
         }
@@ -193,7 +247,7 @@ public final class Validation {
     }
 
     /** Field names of user changes: no operators, no empty path parts, not the library's own fields. */
-    public static void checkField(String field, String where) {
+    public static void checkField(String field, Object where) {
         if (field == null || field.isEmpty() || field.startsWith("$") || field.contains(".$") || field.startsWith(".")
                 || field.endsWith(".") || field.contains("..") || field.contains("\0")) {
             throw new InvalidTransactionException(where + ": invalid field name '" + field + "'");
@@ -204,11 +258,11 @@ public final class Validation {
         }
     }
 
-    static void checkGuard(Document guard, String where) {
+    static void checkGuard(Document guard, Object where) {
         checkGuardValue(guard, where, 0);
     }
 
-    private static void checkGuardValue(Object value, String where, int depth) {
+    private static void checkGuardValue(Object value, Object where, int depth) {
         if (depth > 20) {
             throw new InvalidTransactionException(where + ": guard nested too deeply");
         }
@@ -219,7 +273,7 @@ public final class Validation {
                     throw new InvalidTransactionException(where + ": guard operator '" + key + "' is not allowed (allowed: "
                             + new java.util.TreeSet<>(GUARD_OPERATORS) + ")");
                 }
-                String root = key.split("\\.")[0];
+                String root = key.indexOf('.') < 0 ? key : key.substring(0, key.indexOf('.'));
                 if (!key.startsWith("$") && (root.equals(Fields.MARKERS) || root.equals(Fields.LOCK) || (depth == 0 && root.equals(Fields.ID)))) {
                     throw new InvalidTransactionException(where + ": guard may not test the reserved field '" + key + "'");
                 }
