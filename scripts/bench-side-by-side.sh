@@ -4,7 +4,8 @@
 # Prints one JSON line per run; build first with: mvn -q -DskipTests package
 # The fresh server is first warmed up by every mode for SERVER_WARMUP seconds (default 8, not
 # reported: its JIT would otherwise favour whichever mode runs last); ROUNDS (default 1) repeats
-# the measured runs, alternating the modes, so a drift of the machine shows.
+# the measured runs, alternating the modes, so a drift of the machine shows. CLIENT_WARMUP
+# (default 10) is each run's own unmeasured warm-up in seconds: the client JVM's JIT takes that long.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JAR=mongo2pc-cli/target/mongo2pc.jar
@@ -31,7 +32,7 @@ for round in $(seq "${ROUNDS:-1}"); do
     for mode in raw tutorial library; do
       run=$((run + 1))
       java -jar "$JAR" --uri "$URI" --db "bench_${run}_${mode}" bench --mode "$mode" --threads "$t" \
-        --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --json ${PLOT:+--plot "bench-$mode-$t.png"} 2>/dev/null
+        --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --warmup "${CLIENT_WARMUP:-10}s" --json ${PLOT:+--plot "bench-$mode-$t.png"} 2>/dev/null
     done
   done
 done
