@@ -61,16 +61,7 @@ public final class Amounts {
 
     /** The opposite amount, of the same type (Integer, Long, Double, Decimal128). */
     public static Number negate(Number amount) {
-        if (amount instanceof Integer i) {
-            return -i;
-        }
-        if (amount instanceof Long l) {
-            return -l;
-        }
-        if (amount instanceof Double d) {
-            return -d;
-        }
-        return new Decimal128(((Decimal128) amount).bigDecimalValue().negate());
+        return io.mongo2pc.internal.Validation.negate(amount);
     }
 
     static BigDecimal toBigDecimal(Object number) {

@@ -46,10 +46,7 @@ final class CancelCommand extends BaseCommand {
         }
         Object printable = TransactionIds.printable(outcome.id());
         if (json) {
-            ObjectNode node = Json.object();
-            node.set("id", Json.value(printable));
-            node.put("state", outcome.state().stored());
-            node.put("reason", outcome.reason());
+            ObjectNode node = Json.outcome(printable, outcome);
             printJson(node);
         } else {
             say("transaction " + printable + " " + outcome.state().stored() + ": " + outcome.reason());

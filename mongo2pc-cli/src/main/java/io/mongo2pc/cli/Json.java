@@ -36,6 +36,15 @@ final class Json {
         return NODES.objectNode();
     }
 
+    /** The contract's {"id","state","reason"} of a transaction's outcome; {@code id} as printed. */
+    static ObjectNode outcome(Object id, io.mongo2pc.TransactionOutcome outcome) {
+        ObjectNode node = object();
+        node.set("id", value(id));
+        node.put("state", outcome.state().stored());
+        node.put("reason", outcome.reason());
+        return node;
+    }
+
     static ArrayNode array() {
         return NODES.arrayNode();
     }

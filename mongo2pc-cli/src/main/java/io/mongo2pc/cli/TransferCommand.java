@@ -38,10 +38,7 @@ final class TransferCommand extends BaseCommand {
         }
         Object id = TransactionIds.printable(outcome.id());
         if (json) {
-            ObjectNode node = Json.object();
-            node.set("id", Json.value(id));
-            node.put("state", outcome.state().stored());
-            node.put("reason", outcome.reason());
+            ObjectNode node = Json.outcome(id, outcome);
             node.put("source", source);
             node.put("destination", destination);
             node.set("value", Json.value(value));

@@ -47,10 +47,7 @@ final class TxCommand extends BaseCommand {
         }
         Object id = TransactionIds.printable(outcome.id());
         if (json) {
-            ObjectNode node = Json.object();
-            node.set("id", Json.value(id));
-            node.put("state", outcome.state().stored());
-            node.put("reason", outcome.reason());
+            ObjectNode node = Json.outcome(id, outcome);
             printJson(node);
         } else {
             say("transaction " + id + " " + outcome.state().stored() + (outcome.reason() == null ? "" : ": " + outcome.reason()));

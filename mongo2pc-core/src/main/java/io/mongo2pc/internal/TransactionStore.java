@@ -40,10 +40,7 @@ final class TransactionStore {
      * to tell its insert (perhaps retried after a lost acknowledgement) from an id already taken.
      */
     Document insert(Object id, Document fields) {
-        // An upsert, not an insert, so that lastModified comes from the server's clock.
-        return transactions.findOneAndUpdate(
-                new Document(Fields.ID, id),
-                new Document("$setOnInsert", fields).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
+        return transactions.findOneAndUpdate(new Document(Fields.ID, id), insertUpdate(fields),
                 new FindOneAndUpdateOptions().upsert(true).returnDocument(ReturnDocument.AFTER)
                         .projection(Projections.include(Fields.LAST_MODIFIED, Fields.TOKEN)));
     }
@@ -53,9 +50,12 @@ final class TransactionStore {
      * returns no stamp (the caller takes a lower bound of the server's clock instead).
      */
     static UpdateOneModel<Document> insertWrite(Object id, Document fields) {
-        return new UpdateOneModel<>(new Document(Fields.ID, id),
-                new Document("$setOnInsert", fields).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
-                new UpdateOptions().upsert(true));
+        return new UpdateOneModel<>(new Document(Fields.ID, id), insertUpdate(fields), new UpdateOptions().upsert(true));
+    }
+
+    /** An upsert, not an insert, so that lastModified comes from the server's clock. */
+    private static Document insertUpdate(Document fields) {
+        return new Document("$setOnInsert", fields).append("$currentDate", new Document(Fields.LAST_MODIFIED, true));
     }
 
     /** The write of {@link #move} for a {@link WriteCombiner}: the same compare-and-set, without the stamp returned. */

@@ -295,7 +295,7 @@ public final class Validation {
     }
 
     /** The opposite amount, of the same numeric type. */
-    static Number negate(Number amount) {
+    public static Number negate(Number amount) {
         if (amount instanceof Integer i) {
             return -i;
         }
