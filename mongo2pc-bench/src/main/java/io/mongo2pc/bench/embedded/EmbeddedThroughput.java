@@ -38,7 +38,10 @@ import java.util.stream.Stream;
  *   <li>guarded updates ({@code {_id: k, balance: {$gte: 1}, pendingTransactions: {$ne: t}}}) at
  *       100 and at 100,000 documents.</li>
  * </ol>
- * Options: {@code --seconds S} per measurement (default 4), {@code --warmup S} (default 3),
+ * Options: {@code --seconds S} per measurement (default 4), {@code --warmup S} before each
+ * measurement (default 3), {@code --server-warmup S} of load on each server before the first
+ * measurement (default 20: profiling showed the server JVM's JIT compiler busy for about 20 s of
+ * load, taking a third of the server's CPU while it runs),
  * {@code --threads 1,4,16}, {@code --big 100000}, {@code --simple-only}, {@code --guarded-only}, {@code --data-parent DIR} (where the
  * {@code --data} folder is created; default java.io.tmpdir). Prints progress, then a Markdown summary.
  */
@@ -46,6 +49,7 @@ public final class EmbeddedThroughput {
 
     private static int seconds = 4;
     private static int warmup = 3;
+    private static int serverWarmup = 20;
     private static int[] threadCounts = {1, 4, 16};
     private static int bigDocs = 100_000;
     private static boolean simpleOnly;
@@ -57,6 +61,7 @@ public final class EmbeddedThroughput {
             switch (args[i]) {
                 case "--seconds" -> seconds = Integer.parseInt(args[++i]);
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+                case "--server-warmup" -> serverWarmup = Integer.parseInt(args[++i]);
                 case "--threads" -> threadCounts = Stream.of(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
                 case "--big" -> bigDocs = Integer.parseInt(args[++i]);
                 case "--simple-only" -> simpleOnly = true;
@@ -179,10 +184,10 @@ public final class EmbeddedThroughput {
             collections.put("--data", load(diskClient, 1000));
             for (Map.Entry<String, MongoCollection<Document>> e : collections.entrySet()) {
                 MongoCollection<Document> accounts = e.getValue();
-                measure("JIT warm-up " + e.getKey() + " (not reported)", 16, () -> {
+                measure("JIT warm-up " + e.getKey() + " (not reported)", 16, serverWarmup, () -> {
                     String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
                     accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
-                });
+                }, new long[1]);
             }
             for (int threads : threadCounts) {
                 Map<String, List<Double>> samples = new LinkedHashMap<>();
@@ -193,7 +198,7 @@ public final class EmbeddedThroughput {
                         long cpuBefore = cpuNanos(server);
                         long[] ops = new long[1];
                         double rate = measure("simple updates " + e.getKey() + " threads=" + threads + " round " + round,
-                                threads, () -> {
+                                threads, warmup, () -> {
                                     String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
                                     accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
                                 }, ops);
@@ -245,11 +250,15 @@ public final class EmbeddedThroughput {
     }
 
     private static double measure(String name, int threads, Runnable operation) throws InterruptedException {
-        return measure(name, threads, operation, new long[1]);
+        return measure(name, threads, warmup, operation, new long[1]);
     }
 
-    /** Runs the operation on {@code threads} threads; returns ops/s after the warm-up; totalOps[0] = all ops incl. warm-up. */
-    private static double measure(String name, int threads, Runnable operation, long[] totalOps) throws InterruptedException {
+    /**
+     * Runs the operation on {@code threads} threads for {@code warmupSeconds} unmeasured, then
+     * {@link #seconds} measured; returns ops/s measured; totalOps[0] = all ops incl. warm-up.
+     */
+    private static double measure(String name, int threads, int warmupSeconds, Runnable operation, long[] totalOps)
+            throws InterruptedException {
         LongAdder all = new LongAdder();
         LongAdder count = new LongAdder();
         AtomicBoolean counting = new AtomicBoolean(false);
@@ -268,7 +277,7 @@ public final class EmbeddedThroughput {
             worker.start();
             workers.add(worker);
         }
-        Thread.sleep(TimeUnit.SECONDS.toMillis(warmup));
+        Thread.sleep(TimeUnit.SECONDS.toMillis(warmupSeconds));
         counting.set(true);
         long start = System.nanoTime();
         for (int s = 0; s < seconds; s++) {
