@@ -5,7 +5,8 @@
 # The fresh server is first warmed up by every mode for SERVER_WARMUP seconds (default 8, not
 # reported: its JIT would otherwise favour whichever mode runs last); ROUNDS (default 1) repeats
 # the measured runs, alternating the modes, so a drift of the machine shows. CLIENT_WARMUP
-# (default 10) is each run's own unmeasured warm-up in seconds: the client JVM's JIT takes that long.
+# (default 30) is each run's own unmeasured warm-up in seconds: with 10 s the client JVM's JIT was
+# still speeding the tutorial up (docs/BENCHMARKS.md, "Steady state").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JAR=mongo2pc-cli/target/mongo2pc.jar
@@ -32,7 +33,7 @@ for round in $(seq "${ROUNDS:-1}"); do
     for mode in raw tutorial library; do
       run=$((run + 1))
       java -jar "$JAR" --uri "$URI" --db "bench_${run}_${mode}" bench --mode "$mode" --threads "$t" \
-        --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --warmup "${CLIENT_WARMUP:-10}s" --json ${PLOT:+--plot "bench-$mode-$t.png"} 2>/dev/null
+        --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --warmup "${CLIENT_WARMUP:-30}s" --json ${PLOT:+--plot "bench-$mode-$t.png"} 2>/dev/null
     done
   done
 done
