@@ -1,6 +1,7 @@
 package io.mongo2pc.embedded.internal;
 
 import de.bwaldvogel.mongo.bson.Document;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -8,6 +9,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,6 +28,14 @@ class GroupCommitTest {
     @TempDir
     Path tmp;
 
+    /** One thread per request, whatever the machine's core count (the common pool may have one). */
+    private final ExecutorService requests = Executors.newFixedThreadPool(2);
+
+    @AfterEach
+    void stopThreads() {
+        requests.shutdownNow();
+    }
+
     @Test
     void twoRequestsInFlight_shareOneForce() throws Exception {
         try (DurableStore store = started(LONG_DELAY)) {
@@ -32,8 +43,8 @@ class GroupCommitTest {
             store.requestStarted();
             store.requestStarted();
 
-            CompletableFuture<Void> first = CompletableFuture.runAsync(() -> write(store, 1));
-            CompletableFuture<Void> second = CompletableFuture.runAsync(() -> write(store, 2));
+            CompletableFuture<Void> first = CompletableFuture.runAsync(() -> write(store, 1), requests);
+            CompletableFuture<Void> second = CompletableFuture.runAsync(() -> write(store, 2), requests);
 
             // neither may wait for the 30 s delay: the one arriving second completes the group
             CompletableFuture.allOf(first, second).get(10, TimeUnit.SECONDS);
@@ -48,7 +59,7 @@ class GroupCommitTest {
             long forcesBefore = store.forces();
             store.requestStarted();
 
-            CompletableFuture.runAsync(() -> write(store, 1)).get(10, TimeUnit.SECONDS);
+            CompletableFuture.runAsync(() -> write(store, 1), requests).get(10, TimeUnit.SECONDS);
             assertThat(store.forces() - forcesBefore).isEqualTo(1);
         }
     }
@@ -61,7 +72,7 @@ class GroupCommitTest {
             store.requestStarted(); // a sibling that never appends nor waits (e.g. a slow query)
 
             long start = System.nanoTime();
-            CompletableFuture.runAsync(() -> write(store, 1)).get(10, TimeUnit.SECONDS);
+            CompletableFuture.runAsync(() -> write(store, 1), requests).get(10, TimeUnit.SECONDS);
             long elapsed = System.nanoTime() - start;
 
             assertThat(Duration.ofNanos(elapsed)).isGreaterThanOrEqualTo(delay);
@@ -76,7 +87,7 @@ class GroupCommitTest {
             store.requestStarted();
             store.requestStarted();
 
-            CompletableFuture.runAsync(() -> write(store, 1)).get(10, TimeUnit.SECONDS);
+            CompletableFuture.runAsync(() -> write(store, 1), requests).get(10, TimeUnit.SECONDS);
             assertThat(store.forces() - forcesBefore).isEqualTo(1);
         }
     }
