@@ -3,22 +3,16 @@ package io.mongo2pc.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.bank.Amounts;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** {@code submit SRC DST AMOUNT}: queues a transfer as the tutorial's {@code initial} transaction. */
 @Command(name = "submit", mixinStandardHelpOptions = true,
         description = {"Queues a transfer as an 'initial' transaction for `mongo2pc worker` and prints its id.",
                 "Exit 0 queued; 2 bad input."})
 final class SubmitCommand extends BaseCommand {
-    @Parameters(index = "0", paramLabel = "SRC", description = "source account id")
-    String source;
-
-    @Parameters(index = "1", paramLabel = "DST", description = "destination account id")
-    String destination;
-
-    @Parameters(index = "2", paramLabel = "AMOUNT", description = "an integer of minor units, or a decimal such as 12.50")
-    String amount;
+    @Mixin
+    TransferArgs args;
 
     @Option(names = "--json", description = "print {\"id\",\"state\"}")
     boolean json;
@@ -30,10 +24,10 @@ final class SubmitCommand extends BaseCommand {
 
     @Override
     int run() {
-        Number value = Amounts.parse(amount);
+        Number value = Amounts.parse(args.amount);
         Object id;
         try (Session session = open()) {
-            id = TransactionIds.printable(session.bank().submit(source, destination, value));
+            id = TransactionIds.printable(session.bank().submit(args.source, args.destination, value));
         }
         if (json) {
             ObjectNode node = Json.object();

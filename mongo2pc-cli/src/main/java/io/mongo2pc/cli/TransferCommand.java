@@ -4,22 +4,16 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Amounts;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** {@code transfer SRC DST AMOUNT}: one transfer run to its end in this process. */
 @Command(name = "transfer", mixinStandardHelpOptions = true,
         description = {"Moves AMOUNT from account SRC to account DST in one transaction and waits for its end.",
                 "Exit 0 done; 3 canceled (e.g. insufficient funds); 2 bad input."})
 final class TransferCommand extends BaseCommand {
-    @Parameters(index = "0", paramLabel = "SRC", description = "source account id")
-    String source;
-
-    @Parameters(index = "1", paramLabel = "DST", description = "destination account id")
-    String destination;
-
-    @Parameters(index = "2", paramLabel = "AMOUNT", description = "an integer of minor units, or a decimal such as 12.50")
-    String amount;
+    @Mixin
+    TransferArgs args;
 
     @Option(names = "--json", description = "print {\"id\",\"state\",\"reason\",\"source\",\"destination\",\"value\"}")
     boolean json;
@@ -31,26 +25,26 @@ final class TransferCommand extends BaseCommand {
 
     @Override
     int run() {
-        Number value = Amounts.parse(amount);
+        Number value = Amounts.parse(args.amount);
         TransactionOutcome outcome;
         try (Session session = open()) {
-            outcome = session.bank().transfer(source, destination, value);
+            outcome = session.bank().transfer(args.source, args.destination, value);
         }
         Object id = TransactionIds.printable(outcome.id());
         if (json) {
             ObjectNode node = Json.outcome(id, outcome);
-            node.put("source", source);
-            node.put("destination", destination);
+            node.put("source", args.source);
+            node.put("destination", args.destination);
             node.set("value", Json.value(value));
             printJson(node);
         } else if (outcome.isDone()) {
-            say("transfer " + id + " done: " + value + " from " + source + " to " + destination);
+            say("transfer " + id + " done: " + value + " from " + args.source + " to " + args.destination);
         } else {
             say("transfer " + id + " canceled: " + outcome.reason());
         }
         if (!outcome.isDone()) {
-            err().println("mongo2pc transfer: transfer " + id + " of " + value + " from " + source + " to "
-                    + destination + " was canceled: " + outcome.reason());
+            err().println("mongo2pc transfer: transfer " + id + " of " + value + " from " + args.source + " to "
+                    + args.destination + " was canceled: " + outcome.reason());
             err().flush();
             return ExitCodes.CANCELED;
         }

@@ -17,12 +17,15 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
@@ -68,7 +71,7 @@ public final class DurableStore implements Journal, AutoCloseable {
      * Measured on the 2-core machine at 16 client threads: 2.5 records per force instead of 1.6.
      */
     public static final Duration DEFAULT_COMMIT_DELAY =
-            Duration.ofNanos(TimeUnit.MICROSECONDS.toNanos(Long.getLong("mongo2pc.embedded.commitDelayMicros", 200)));
+            Duration.of(Long.getLong("mongo2pc.embedded.commitDelayMicros", 200), ChronoUnit.MICROS);
 
     /** Default log size that triggers a compaction while running (also grows with the snapshot). */
     public static final long DEFAULT_COMPACT_THRESHOLD = 64L * 1024 * 1024;
@@ -97,8 +100,8 @@ public final class DurableStore implements Journal, AutoCloseable {
     /** Guarded by lock: threads inside {@link #awaitDurable}'s wait loop. */
     private int waiting;
     /** Requests being handled (between {@link #requestStarted} and {@link #requestFinished}). */
-    private final java.util.concurrent.atomic.AtomicInteger activeRequests = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.concurrent.atomic.LongAdder forces = new java.util.concurrent.atomic.LongAdder();
+    private final AtomicInteger activeRequests = new AtomicInteger();
+    private final LongAdder forces = new LongAdder();
     private final List<FileChannel> retired = new ArrayList<>();
     /** Used under writeLock only. */
     private ByteBuf buffer = Unpooled.buffer(1 << 16);
@@ -526,11 +529,6 @@ public final class DurableStore implements Journal, AutoCloseable {
     /** Forces of the log so far (records per force shows how well group commit works). */
     public long forces() {
         return forces.sum();
-    }
-
-    /** Records appended so far. */
-    public long records() {
-        return appendedLsn;
     }
 
     /** Writes every pending record to the log, unless record {@code lsn} is already written. */
