@@ -6,7 +6,9 @@
 # reported: its JIT would otherwise favour whichever mode runs last); ROUNDS (default 1) repeats
 # the measured runs, alternating the modes, so a drift of the machine shows. CLIENT_WARMUP
 # (default 30) is each run's own unmeasured warm-up in seconds: with 10 s the client JVM's JIT was
-# still speeding the tutorial up (docs/BENCHMARKS.md, "Steady state").
+# still speeding the tutorial up (docs/BENCHMARKS.md, "Steady state"). MODES (default
+# "raw tutorial library library:background") lists the runs of a round; ":background" runs the
+# library with --finish background.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JAR=mongo2pc-cli/target/mongo2pc.jar
@@ -30,10 +32,15 @@ if [ "${SERVER_WARMUP:-8}" != 0 ]; then
 fi
 for round in $(seq "${ROUNDS:-1}"); do
   for t in $THREADS; do
-    for mode in raw tutorial library; do
+    for item in ${MODES:-raw tutorial library library:background}; do
+      mode=${item%%:*}
+      finish=inline
+      [ "$item" != "$mode" ] && finish=${item#*:}
       run=$((run + 1))
-      java -jar "$JAR" --uri "$URI" --db "bench_${run}_${mode}" bench --mode "$mode" --threads "$t" \
-        --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --warmup "${CLIENT_WARMUP:-30}s" --json ${PLOT:+--plot "bench-$mode-$t.png"} 2>/dev/null
+      # The bench's JSON is the CLI contract; the script adds "finish" to tell the two library runs apart.
+      java -jar "$JAR" --uri "$URI" --db "bench_${run}_${mode}" bench --mode "$mode" --threads "$t" --finish "$finish" \
+        --accounts "${ACCOUNTS:-1000}" --duration "${SECONDS_PER_RUN}s" --warmup "${CLIENT_WARMUP:-30}s" --json \
+        ${PLOT:+--plot "bench-$mode-$finish-$t.png"} 2>/dev/null | sed "s/^{/{\"finish\":\"$finish\",/"
     done
   done
 done

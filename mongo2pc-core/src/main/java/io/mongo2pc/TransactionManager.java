@@ -38,9 +38,10 @@ import java.util.function.Supplier;
  * <p>Guarantees: once recovery has run, every transaction is {@code done} with each operation
  * applied exactly once, or {@code canceled} with none in effect. Any process may take over a
  * transaction whose owner's lease expired (judged by the database server's clock); every state
- * change is a compare-and-set under the owner's epoch. Thread-safe: share one instance.
+ * change is a compare-and-set under the owner's epoch. Thread-safe: share one instance, and
+ * {@link #close()} it when done if it finishes transactions in the background.
  */
-public final class TransactionManager {
+public final class TransactionManager implements AutoCloseable {
 
     private final Engine engine;
     private final Settings settings;
@@ -52,14 +53,17 @@ public final class TransactionManager {
                 settings.database, settings.transactionsCollection, settings.application, settings.owner,
                 settings.lease, settings.maxClockSkew, settings.retryTimeout, settings.conflictTimeout,
                 settings.maxOperations, settings.maxMarkers, settings.crashHook, settings.metrics,
-                settings.codecs, settings.ids));
+                settings.codecs, settings.ids, settings.finishInBackground));
     }
 
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Runs a transaction to its end in this thread: {@code done} or {@code canceled} with a reason. */
+    /**
+     * Runs a transaction to its end in this thread: {@code done} or {@code canceled} with a reason;
+     * with {@link Builder#finishInBackground(boolean)}, {@code applied} instead of {@code done}.
+     */
     public TransactionOutcome run(List<Operation> operations) {
         return engine.run(operations, null, true);
     }
@@ -86,6 +90,29 @@ public final class TransactionManager {
     /** Claims one queued transaction (one findAndModify: exactly one claimer wins) and runs it. */
     public Optional<TransactionOutcome> claimAndRun() {
         return engine.claimAndRun();
+    }
+
+    /**
+     * Waits until every transaction committed by this manager is {@code done} (or, after an error,
+     * left to recovery); false if {@code timeout} passed first. Returns at once unless
+     * {@link Builder#finishInBackground(boolean)} is on.
+     */
+    public boolean awaitFinished(Duration timeout) {
+        return engine.awaitFinished(Objects.requireNonNull(timeout, "timeout"));
+    }
+
+    /**
+     * Finishes the transactions this manager committed in the background (waiting up to the retry
+     * timeout; what is left then, recovery finishes once the lease expires) and stops its thread.
+     * Does not close the MongoClients, which belong to the caller. A manager without
+     * {@link Builder#finishInBackground(boolean)} holds nothing to close.
+     */
+    @Override
+    public void close() {
+        if (!engine.close(settings.retryTimeout)) {
+            org.slf4j.LoggerFactory.getLogger(TransactionManager.class).warn(
+                    "closed with committed transactions not yet done; recovery will finish them once their lease expires");
+        }
     }
 
     /** One recovery pass over open transactions unchanged for at least {@code olderThan}. */
@@ -184,6 +211,7 @@ public final class TransactionManager {
         private final TransactionMetrics metrics;
         private final List<TransactionCodec> codecs;
         private final Supplier<Object> ids;
+        private final boolean finishInBackground;
 
         private Settings(Builder b) {
             this.targets = Map.copyOf(b.targets);
@@ -204,6 +232,7 @@ public final class TransactionManager {
             this.metrics = b.metrics;
             this.codecs = List.copyOf(b.codecs);
             this.ids = b.ids;
+            this.finishInBackground = b.finishInBackground;
         }
 
         public String database() { return database; }
@@ -218,6 +247,7 @@ public final class TransactionManager {
         public Duration conflictTimeout() { return conflictTimeout; }
         public int maxOperations() { return maxOperations; }
         public int maxMarkers() { return maxMarkers; }
+        public boolean finishInBackground() { return finishInBackground; }
         public WriteConcern writeConcern() { return writeConcern; }
         public ReadConcern readConcern() { return readConcern; }
         public MongoClient target(String name) { return targets.get(name); }
@@ -241,6 +271,7 @@ public final class TransactionManager {
         private TransactionMetrics metrics = TransactionMetrics.NONE;
         private final List<TransactionCodec> codecs = new ArrayList<>();
         private Supplier<Object> ids = ObjectId::new;
+        private boolean finishInBackground;
 
         private Builder() { }
 
@@ -378,6 +409,20 @@ public final class TransactionManager {
         /** Makes ids of new transactions. Default: a new ObjectId. */
         public Builder ids(Supplier<Object> ids) {
             this.ids = Objects.requireNonNull(ids, "ids");
+            return this;
+        }
+
+        /**
+         * With true, {@code run} and {@code claimAndRun} return a committed transaction at its
+         * commit point ({@code applied}: every operation in effect, only ever rolled forward) and one
+         * thread of this manager releases its markers and moves it to {@code done}, many
+         * transactions per request. Two of a transfer's six sequential requests leave the caller's
+         * path. At most 4,096 committed transactions wait for that thread; callers wait beyond. If
+         * the process dies first, recovery finishes them once the lease expires. Default false:
+         * {@code run} returns {@code done}.
+         */
+        public Builder finishInBackground(boolean finishInBackground) {
+            this.finishInBackground = finishInBackground;
             return this;
         }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
 import org.HdrHistogram.Histogram;
@@ -37,6 +38,9 @@ import java.util.concurrent.atomic.AtomicLong;
 final class BenchCommand extends BaseCommand {
     enum Mode { library, tutorial, raw }
 
+    /** How the library mode's transfers end (TransactionManager.Builder#finishInBackground). */
+    enum Finish { inline, background }
+
     private static final long OPENING = 1_000;
     private static final int MAX_AMOUNT = 100;
 
@@ -55,6 +59,11 @@ final class BenchCommand extends BaseCommand {
 
     @Option(names = "--mode", paramLabel = "MODE", description = "library, tutorial or raw (default: ${DEFAULT-VALUE})")
     Mode mode = Mode.library;
+
+    @Option(names = "--finish", paramLabel = "HOW", description = {"library mode: inline (a transfer returns done) or background",
+            "(it returns at its commit point; one thread releases markers and marks many transfers done per request;",
+            "the run's time includes finishing them all) (default: ${DEFAULT-VALUE})"})
+    Finish finish = Finish.inline;
 
     @Option(names = "--warmup", paramLabel = "D", converter = DurationConverter.class,
             description = "load run first and not measured, with --duration (default 3s; 0 for none)")
@@ -92,8 +101,9 @@ final class BenchCommand extends BaseCommand {
         if (runFor != null && (runFor.isZero() || runFor.isNegative())) {
             throw CliException.badInput("--duration must be positive");
         }
-        try (Session session = open()) {
-            Bank bank = session.bank();
+        try (Session session = open();
+             TransactionManager background = finish == Finish.background ? session.newBackgroundManager() : null) {
+            Bank bank = background == null ? session.bank() : new Bank(background);
             MongoCollection<Document> accountsColl = bank.accounts();
             if (accountsColl.countDocuments() > 0) {
                 throw CliException.badInput("database " + session.database() + " already holds accounts; bench creates its own"
@@ -128,7 +138,7 @@ final class BenchCommand extends BaseCommand {
                         boolean done = switch (mode) {
                             case library -> {
                                 TransactionOutcome outcome = bank.transfer(id(from), id(to), amount);
-                                yield outcome.isDone();
+                                yield outcome.isCommitted();
                             }
                             case tutorial -> tutorial.transfer(id(from), id(to), amount);
                             case raw -> accountsColl.updateOne(new Document("_id", id(from)),
@@ -178,6 +188,9 @@ final class BenchCommand extends BaseCommand {
                 worker.get(); // surface a worker's failure
             }
             total.add(latencies.getIntervalHistogram());
+            if (background != null && !background.awaitFinished(Duration.ofMinutes(2))) {
+                throw new IllegalStateException("committed transfers were still not done 2 minutes after the run");
+            }
             double seconds = (System.nanoTime() - start) / 1e9;
             progress.done();
 

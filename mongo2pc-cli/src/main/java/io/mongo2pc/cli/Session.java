@@ -75,6 +75,12 @@ final class Session implements AutoCloseable {
         return newBuilder(connection, database, application, lease).crashHook(crashHook).build();
     }
 
+    /** Another manager on the same connection and database that finishes committed transactions in the background. */
+    TransactionManager newBackgroundManager() {
+        return newBuilder(connection, database, manager.settings().application(), manager.settings().lease())
+                .finishInBackground(true).build();
+    }
+
     Connection connection() {
         return connection;
     }

@@ -38,6 +38,23 @@ class BenchCommandTest {
     }
 
     @Test
+    void bench_libraryFinishingInBackground_endsWithEveryTransferDone() {
+        String db = mongo.database() + "_background";
+        CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", db)
+                .run("bench", "--mode", "library", "--finish", "background", "--accounts", "20", "--threads", "4", "--transfers", "300", "--json");
+
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        long committed = r.json().get("committed").asLong();
+        assertThat(committed + r.json().get("canceled").asLong()).isEqualTo(300);
+        assertThat(r.json().get("anomaly").asDouble()).isZero();
+        // The run ends once the finisher is through and stopped: every committed transfer done, no marker left.
+        assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("mongo2pc-finisher") && t.isAlive());
+        assertThat(mongo.client().getDatabase(db).getCollection("transactions").countDocuments(new Document("state", "done")))
+                .isEqualTo(committed);
+        mongo.invariants().expectTotal(db, 20_000L);
+    }
+
+    @Test
     void bench_refusesADatabaseThatHoldsAccounts_exit2_andTouchesNothing() {
         mongo.client().getDatabase(mongo.database()).getCollection("accounts")
                 .insertOne(new Document("_id", "mine").append("balance", 5L).append("pendingTransactions", java.util.List.of()));

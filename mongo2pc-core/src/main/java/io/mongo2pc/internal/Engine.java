@@ -48,7 +48,7 @@ public final class Engine {
                          String owner, Duration lease, Duration maxClockSkew, Duration retryTimeout,
                          Duration conflictTimeout, int maxOperations, int maxMarkers,
                          CrashHook crashHook, TransactionMetrics metrics, List<TransactionCodec> codecs,
-                         Supplier<Object> ids) { }
+                         Supplier<Object> ids, boolean finishInBackground) { }
 
     /** A transaction this process owns under {@code epoch}. */
     private static final class Owned {
@@ -98,6 +98,12 @@ public final class Engine {
 
     /** Group commit of inserts and state changes of the transactions collection. */
     private final WriteCombiner transactionWrites;
+    /** Finishes (release, done) the transactions this process committed, if configured; else null. */
+    private final Finisher<Owned> finisher;
+    /** The most committed transactions waiting to be finished before callers wait for the finisher. */
+    private static final int FINISH_QUEUE = 4096;
+    /** The most transactions finished in one round of the finisher (two requests per collection). */
+    private static final int FINISH_BATCH = 128;
 
     public Engine(Config config) {
         this.config = config;
@@ -112,6 +118,32 @@ public final class Engine {
         this.committedReader = new CommittedReader(config.targets(), store, this::operationsOf);
         this.transactionWrites = config.targets()
                 .combiner(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
+        this.finisher = config.finishInBackground()
+                ? new Finisher<>("mongo2pc-finisher-" + config.owner(), this::finishAll, FINISH_QUEUE, FINISH_BATCH)
+                : null;
+    }
+
+    /**
+     * Waits until every transaction handed to the background finisher is done (or, after an error,
+     * left to recovery); false if {@code timeout} passed first. True at once without a finisher.
+     */
+    public boolean awaitFinished(Duration timeout) {
+        try {
+            return finisher == null || finisher.awaitIdle(timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Stops the background finisher after what it holds, waiting up to {@code timeout}; false if some is left to recovery. */
+    public boolean close(Duration timeout) {
+        try {
+            return finisher == null || finisher.close(timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** The document as of the last committed transaction; empty if it does not exist in that view. */
@@ -151,7 +183,7 @@ public final class Engine {
                 .append(Fields.LEASE_MS, config.lease().toMillis());
         Owned tx = new Owned(id, 1L, ops, PENDING, null);
         stamped(tx, insert(id, doc));
-        return drive(tx);
+        return drive(tx, true);
     }
 
     /** Writes a new {@code initial} transaction for any worker to claim; returns its id. */
@@ -225,13 +257,22 @@ public final class Engine {
             tx.reason = "invalid transaction: " + e.getMessage();
             move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, tx.reason));
         }
-        return Optional.of(drive(tx));
+        return Optional.of(drive(tx, true));
     }
 
     // ---- the state machine -----------------------------------------------------------------
 
-    private TransactionOutcome drive(Owned tx) {
-        while (!tx.state.isTerminal()) {
+    /**
+     * Drives {@code tx} to its end; with {@code ownCall} and a background finisher, only to its
+     * commit point: it is then handed to the finisher and the outcome says {@code applied}.
+     */
+    private TransactionOutcome drive(Owned tx, boolean ownCall) {
+        boolean handOver = false;
+        while (!tx.state.isTerminal() && !handOver) {
+            if (tx.state == APPLIED && ownCall && finisher != null) {
+                handOver = true;
+                continue;
+            }
             switch (tx.state) {
                 case PENDING -> {
                     String refusal = applyAll(tx);
@@ -242,15 +283,7 @@ public final class Engine {
                         move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, tx.reason));
                     }
                 }
-                case APPLIED -> {
-                    boolean released = batchable(tx)
-                            && batch(tx, Step.RELEASE, deadline -> participants.releaseIncrements(increments(tx), tx.id, deadline));
-                    for (int i = 0; i < tx.ops.size() && !released; i++) {
-                        Operation op = tx.ops.get(i);
-                        participantWrite(tx, Step.RELEASE, i, deadline -> participants.release(op, tx.id, deadline));
-                    }
-                    move(tx, DONE, Step.FINISH, null);
-                }
+                case APPLIED -> finish(tx);
                 case CANCELING -> {
                     // Undo only what is in effect: the marker says which participants were applied.
                     for (int i = tx.ops.size() - 1; i >= 0; i--) {
@@ -263,12 +296,133 @@ public final class Engine {
             }
         }
         Duration latency = Duration.ofNanos(System.nanoTime() - tx.startNanos);
-        if (tx.state == DONE) {
-            config.metrics().committed(latency);
-        } else {
+        if (tx.state == CANCELED) {
             config.metrics().canceled(tx.reason);
+        } else {
+            config.metrics().committed(latency);
         }
-        return new TransactionOutcome(tx.id, tx.state, tx.reason);
+        TransactionOutcome outcome = new TransactionOutcome(tx.id, tx.state, tx.reason);
+        if (handOver) {
+            // From here on the finisher's thread owns tx.
+            finisher.submit(tx);
+        }
+        return outcome;
+    }
+
+    /** After the commit point: releases every marker, then moves to done. */
+    private void finish(Owned tx) {
+        boolean released = batchable(tx)
+                && batch(tx, Step.RELEASE, deadline -> participants.releaseIncrements(increments(tx), tx.id, deadline));
+        for (int i = 0; i < tx.ops.size() && !released; i++) {
+            Operation op = tx.ops.get(i);
+            participantWrite(tx, Step.RELEASE, i, deadline -> participants.release(op, tx.id, deadline));
+        }
+        move(tx, DONE, Step.FINISH, null);
+    }
+
+    /**
+     * The background finisher's round: the release writes of many committed transactions in one
+     * request per collection, then their moves to done in one request. These are the same fenced,
+     * idempotent writes as {@link #finish}'s; a transaction whose writes are not all known to have
+     * matched (an error, a lost acknowledgement, a takeover) is finished on its own by
+     * {@link #finish}, which tells why. A crash point that throws anything else stops that
+     * transaction where it is, as a crash of this process would, and leaves it to recovery.
+     */
+    private void finishAll(List<Owned> batch) {
+        List<Owned> alone = new java.util.ArrayList<>();
+        Map<List<String>, List<Owned>> byCollection = new java.util.LinkedHashMap<>();
+        for (Owned tx : batch) {
+            if (batchable(tx)) {
+                io.mongo2pc.DocumentRef first = tx.ops.get(0).document();
+                byCollection.computeIfAbsent(List.of(first.target(), first.database(), first.collection()),
+                        k -> new java.util.ArrayList<>()).add(tx);
+            } else {
+                alone.add(tx);
+            }
+        }
+        List<Owned> released = new java.util.ArrayList<>();
+        for (List<Owned> group : byCollection.values()) {
+            List<Owned> sent = new java.util.ArrayList<>();
+            List<com.mongodb.client.model.UpdateOneModel<Document>> writes = new java.util.ArrayList<>();
+            for (Owned tx : group) {
+                if (reached(tx, Step.RELEASE, CrashPoint.Phase.BEFORE, alone)) {
+                    writes.addAll(Participants.releaseWrites(increments(tx), tx.id, tx.deadline));
+                    sent.add(tx);
+                }
+            }
+            boolean matched = !sent.isEmpty() && allMatched(config.targets().collection(sent.get(0).ops.get(0).document()), writes);
+            for (Owned tx : sent) {
+                if (!matched) {
+                    alone.add(tx);
+                } else if (reached(tx, Step.RELEASE, CrashPoint.Phase.AFTER, alone)) {
+                    released.add(tx);
+                }
+            }
+        }
+        List<Owned> moving = new java.util.ArrayList<>();
+        List<com.mongodb.client.model.UpdateOneModel<Document>> moves = new java.util.ArrayList<>();
+        for (Owned tx : released) {
+            if (reached(tx, Step.FINISH, CrashPoint.Phase.BEFORE, alone)) {
+                moves.add(TransactionStore.moveWrite(tx.id, tx.epoch, APPLIED, DONE, null));
+                moving.add(tx);
+            }
+        }
+        boolean moved = !moving.isEmpty() && allMatched(store.collection(), moves);
+        for (Owned tx : moving) {
+            if (!moved) {
+                alone.add(tx);
+            } else if (reached(tx, Step.FINISH, CrashPoint.Phase.AFTER, alone)) {
+                tx.state = DONE;
+            }
+        }
+        for (Owned tx : alone) {
+            try {
+                finish(tx);
+            } catch (LeaseLostException e) {
+                log.info("transaction {} was finished by another process: {}", tx.id, e.getMessage());
+            } catch (RuntimeException e) {
+                log.warn("transaction {} is committed but not finished; recovery will finish it: {}", tx.id, e.toString());
+            }
+        }
+    }
+
+    /**
+     * Runs the crash points of {@code step} in {@code phase} for a transaction the finisher holds
+     * and renews its lease if due; false if something threw: a transient error (an acknowledgement
+     * lost) sends it to {@code alone}, anything else leaves it to recovery.
+     */
+    private boolean reached(Owned tx, Step step, CrashPoint.Phase phase, List<Owned> alone) {
+        try {
+            if (phase == CrashPoint.Phase.BEFORE) {
+                renewIfDue(tx);
+            }
+            if (step == Step.FINISH) {
+                hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, -1) : CrashPoint.after(step, -1), tx.id);
+            } else {
+                for (int i = 0; i < tx.ops.size(); i++) {
+                    hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, i) : CrashPoint.after(step, i), tx.id);
+                }
+            }
+            return true;
+        } catch (RuntimeException e) {
+            if (e instanceof com.mongodb.MongoException m && Retrier.isTransient(m)) {
+                alone.add(tx);
+            } else {
+                log.warn("transaction {} is committed but not finished; recovery will finish it: {}", tx.id, e.toString());
+            }
+            return false;
+        }
+    }
+
+    /** One unordered bulk request; true if every write matched a document, false if not or if it failed. */
+    private static boolean allMatched(MongoCollection<Document> collection, List<com.mongodb.client.model.UpdateOneModel<Document>> writes) {
+        try {
+            return collection.bulkWrite(writes, new com.mongodb.client.model.BulkWriteOptions().ordered(false))
+                    .getMatchedCount() == writes.size();
+        } catch (com.mongodb.MongoException e) {
+            log.debug("finishing {} writes on {} failed: {}", writes.size(), collection.getNamespace(), e.toString());
+            return false;
+        }
     }
 
     /** Applies every operation; returns null if all are in effect, else why one cannot be. */
@@ -520,7 +674,7 @@ public final class Engine {
                 if (participants.allApplied(tx.ops, tx.id)) {
                     // Every operation is in effect: nothing can refuse it any more, and undoing a credit
                     // that others may have spent could overdraw. It commits instead.
-                    TransactionOutcome outcome = drive(tx);
+                    TransactionOutcome outcome = drive(tx, false);
                     config.metrics().recovered(outcome.state());
                     throw new TransactionException("transaction " + id + " had every operation applied, so it was"
                             + " rolled forward to " + outcome.state().stored() + " instead of canceled", id, outcome.state());
@@ -528,7 +682,7 @@ public final class Engine {
                 tx.reason = cancelReason;
                 move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, cancelReason));
             }
-            TransactionOutcome outcome = drive(tx);
+            TransactionOutcome outcome = drive(tx, false);
             config.metrics().recovered(outcome.state());
             return Optional.of(outcome);
         } catch (LeaseLostException e) {

@@ -71,13 +71,18 @@ final class Participants {
 
     /** Releases the markers of increments that all live in one collection, in one request; true if all matched. */
     boolean releaseIncrements(List<Operation.Increment> ops, Object txId, Instant deadline) {
+        return targets.combiner(ops.get(0).document()).write(releaseWrites(ops, txId, deadline));
+    }
+
+    /** The release writes of increments: each matches only where the marker is, under the deadline. */
+    static List<UpdateOneModel<Document>> releaseWrites(List<Operation.Increment> ops, Object txId, Instant deadline) {
         List<UpdateOneModel<Document>> writes = new java.util.ArrayList<>(ops.size());
         for (Operation.Increment inc : ops) {
             writes.add(new UpdateOneModel<>(
                     fenced(new Document(Fields.ID, inc.document().id()), deadline).append(Fields.MARKERS, txId),
                     new Document("$pull", new Document(Fields.MARKERS, txId))));
         }
-        return targets.combiner(ops.get(0).document()).write(writes);
+        return writes;
     }
 
     /** True if every operation is in effect for {@code txId} (its marker is on its document). */
