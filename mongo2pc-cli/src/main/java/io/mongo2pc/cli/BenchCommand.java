@@ -38,9 +38,6 @@ import java.util.concurrent.atomic.AtomicLong;
 final class BenchCommand extends BaseCommand {
     enum Mode { library, tutorial, raw }
 
-    /** How the library mode's transfers end (TransactionManager.Builder#finishInBackground). */
-    enum Finish { inline, background }
-
     private static final long OPENING = 1_000;
     private static final int MAX_AMOUNT = 100;
 

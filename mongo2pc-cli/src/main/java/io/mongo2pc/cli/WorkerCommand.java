@@ -41,6 +41,11 @@ final class WorkerCommand extends BaseCommand {
             description = "at most one recovery pass per period while idle (default: ${DEFAULT-VALUE})")
     Duration scanPeriod;
 
+    @Option(names = "--finish", paramLabel = "HOW", description = {"inline (a claimed transaction is run to done) or background",
+            "(it is run to its commit point; one thread releases markers and marks many done per request, and",
+            "finishes what it holds before the worker exits) (default: ${DEFAULT-VALUE})"})
+    Finish finish = Finish.inline;
+
     private final AtomicBoolean stop = new AtomicBoolean();
     private volatile Duration leaseShown = Duration.ZERO;
     private final AtomicLong done = new AtomicLong();
@@ -63,8 +68,9 @@ final class WorkerCommand extends BaseCommand {
         if (scanPeriod.isZero()) {
             throw CliException.badInput("--scan-period must be positive");
         }
-        try (Session session = open()) {
-            TransactionManager manager = session.manager();
+        try (Session session = open();
+             TransactionManager background = finish == Finish.background ? session.newBackgroundManager() : null) {
+            TransactionManager manager = background == null ? session.manager() : background;
             leaseShown = manager.settings().lease();
             say(stamp() + " worker " + manager.settings().owner() + ": " + threads + " thread(s) on "
                     + session.connection().description() + ", database " + session.database() + ", lease "
@@ -103,7 +109,7 @@ final class WorkerCommand extends BaseCommand {
                 Optional<TransactionOutcome> outcome = manager.claimAndRun();
                 errorBackoff = 100;
                 if (outcome.isPresent()) {
-                    (outcome.get().isDone() ? done : canceled).incrementAndGet();
+                    (outcome.get().isCommitted() ? done : canceled).incrementAndGet();
                     idleBackoff = IDLE_BACKOFF_MIN_MS;
                     continue;
                 }
