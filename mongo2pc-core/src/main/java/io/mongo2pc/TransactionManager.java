@@ -102,10 +102,12 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
-     * Finishes the transactions this manager committed in the background (waiting up to the retry
+     * With {@link Builder#finishInBackground(boolean)}: refuses new transactions ({@code run} and
+     * {@code claimAndRun} then throw {@link IllegalStateException} before writing anything),
+     * finishes the transactions this manager committed in the background (waiting up to the retry
      * timeout; what is left then, recovery finishes once the lease expires) and stops its thread.
-     * Does not close the MongoClients, which belong to the caller. A manager without
-     * {@link Builder#finishInBackground(boolean)} holds nothing to close.
+     * A manager without it holds nothing to close, and this does nothing. Never closes the
+     * MongoClients, which belong to the caller.
      */
     @Override
     public void close() {
@@ -417,9 +419,9 @@ public final class TransactionManager implements AutoCloseable {
          * commit point ({@code applied}: every operation in effect, only ever rolled forward) and one
          * thread of this manager releases its markers and moves it to {@code done}, many
          * transactions per request. Two of a transfer's six sequential requests leave the caller's
-         * path. At most 4,096 committed transactions wait for that thread; callers wait beyond. If
-         * the process dies first, recovery finishes them once the lease expires. Default false:
-         * {@code run} returns {@code done}.
+         * path. At most 1,024 committed transactions (and at most half of {@code maxMarkers}) wait
+         * for that thread; callers wait beyond. If the process dies first, recovery finishes them
+         * once the lease expires. Default false: {@code run} returns {@code done}.
          */
         public Builder finishInBackground(boolean finishInBackground) {
             this.finishInBackground = finishInBackground;

@@ -94,7 +94,8 @@ public final class Bank {
 
     /**
      * Moves {@code amount} from {@code source} to {@code destination} and returns when the
-     * transfer is {@code done}, or {@code canceled} (e.g. insufficient funds) with its reason.
+     * transfer is {@code done}, or {@code canceled} (e.g. insufficient funds) with its reason; with
+     * a manager that finishes in the background, {@code applied} (committed) instead of {@code done}.
      */
     public TransactionOutcome transfer(Object source, Object destination, Number amount) {
         Document fields = checkTransfer(source, destination, amount);

@@ -49,7 +49,10 @@ public final class Payments {
         }
     }
 
-    /** Pays {@code orderId} from {@code accountId}: done, or canceled with the reason (already paid, insufficient funds). */
+    /**
+     * Pays {@code orderId} from {@code accountId}: done (applied, with a manager that finishes in
+     * the background), or canceled with the reason (already paid, insufficient funds).
+     */
     public TransactionOutcome pay(String orderId, String accountId) {
         return pay(orderId, accountId, null);
     }

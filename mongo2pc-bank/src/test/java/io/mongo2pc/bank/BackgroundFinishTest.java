@@ -149,6 +149,60 @@ class BackgroundFinishTest {
         }
     }
 
+    @Test
+    void finisherSendsItsReleasesAfterTheOwnersDeadline_theServerRefusesThem_andTheyAreRenewedAndSentAgain() throws Exception {
+        // A 300 ms lease: the write deadline is 150 ms after each stamp. The finisher is held for
+        // 400 ms after it built its batch's deadline, so the server refuses the release writes;
+        // the batch must not move to done on that answer (markers would be left), but renew and
+        // release again on its own.
+        String db = mongo.database();
+        new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("A", 1_000L);
+        new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("B", 1_000L);
+        mongo.invariants().expectTotal(db, 2_000L);
+        AtomicInteger held = new AtomicInteger();
+        CrashHook pause = (p, id) -> {
+            if (p.equals(CrashPoint.before(Step.RELEASE, 1)) && held.getAndIncrement() == 0) {
+                sleep(400);
+            }
+        };
+        TransactionManager owner = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+                .application("owner").lease(Duration.ofMillis(300)).crashHook(pause).finishInBackground(true)).build();
+        TransactionOutcome outcome = new Bank(owner).transfer("A", "B", 100L);
+        assertThat(owner.awaitFinished(Duration.ofSeconds(10))).isTrue();
+        owner.close();
+
+        assertThat(held.get()).as("the finisher was held, then went through the release again").isGreaterThanOrEqualTo(2);
+        Document tx = owner.inspect(outcome.id()).orElseThrow();
+        assertThat(tx.getString("state")).isEqualTo("done");
+        assertThat(tx.getLong("epoch")).as("finished by its owner, not taken over").isEqualTo(1L);
+        // The extension checks: no marker left, total kept.
+    }
+
+    @Test
+    void aClosedManager_refusesNewTransactions_beforeWritingAnything() {
+        String db = mongo.database();
+        new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("A", 1_000L);
+        new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("B", 1_000L);
+        mongo.invariants().expectTotal(db, 2_000L);
+        TransactionManager manager = manager(db, "bg", mongo.client(), CrashHook.NONE, true);
+        Bank bank = new Bank(manager);
+        assertThat(bank.transfer("A", "B", 100L).isCommitted()).isTrue();
+        manager.close();
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> bank.transfer("A", "B", 100L))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(manager.counts().values().stream().mapToLong(Long::longValue).sum()).as("only the first transfer was written").isEqualTo(1L);
+        assertThat(manager.counts().get(TransactionState.DONE)).isEqualTo(1L);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static void assertDoneOnce(String db, Object txId, String what) {
         Document tx = mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", txId)).first();
         assertThat(tx).as(what).isNotNull();

@@ -88,6 +88,9 @@ final class BenchCommand extends BaseCommand {
         if (threads < 1 || threads > 1_024) {
             throw CliException.badInput("--threads must be between 1 and 1024, got " + threads);
         }
+        if (finish == Finish.background && mode != Mode.library) {
+            throw CliException.badInput("--finish background applies to --mode library only");
+        }
         if (duration != null && transfers != null) {
             throw CliException.badInput("give --duration or --transfers, not both");
         }
@@ -185,8 +188,14 @@ final class BenchCommand extends BaseCommand {
                 worker.get(); // surface a worker's failure
             }
             total.add(latencies.getIntervalHistogram());
-            if (background != null && !background.awaitFinished(Duration.ofMinutes(2))) {
-                throw new IllegalStateException("committed transfers were still not done 2 minutes after the run");
+            if (background != null) {
+                long waitStart = System.nanoTime();
+                if (!background.awaitFinished(Duration.ofMinutes(2))) {
+                    throw new IllegalStateException("committed transfers were still not done 2 minutes after the run");
+                }
+                err().printf("bench: waited %.1f ms for the background finisher to mark the last transfers done%n",
+                        (System.nanoTime() - waitStart) / 1e6);
+                err().flush();
             }
             double seconds = (System.nanoTime() - start) / 1e9;
             progress.done();

@@ -47,6 +47,7 @@ class BenchCommandTest {
         long committed = r.json().get("committed").asLong();
         assertThat(committed + r.json().get("canceled").asLong()).isEqualTo(300);
         assertThat(r.json().get("anomaly").asDouble()).isZero();
+        assertThat(r.err()).as("the bench waits for the finisher, which only --finish background has").contains("background finisher");
         // The run ends once the finisher is through and stopped: every committed transfer done, no marker left.
         assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("mongo2pc-finisher") && t.isAlive());
         assertThat(mongo.client().getDatabase(db).getCollection("transactions").countDocuments(new Document("state", "done")))

@@ -100,8 +100,11 @@ public final class Engine {
     private final WriteCombiner transactionWrites;
     /** Finishes (release, done) the transactions this process committed, if configured; else null. */
     private final Finisher<Owned> finisher;
-    /** The most committed transactions waiting to be finished before callers wait for the finisher. */
-    private static final int FINISH_QUEUE = 4096;
+    /**
+     * The most committed transactions waiting to be finished before callers wait for the finisher:
+     * at most half of maxMarkers, so that the markers they still hold cannot fill a document.
+     */
+    private static final int FINISH_QUEUE = 1024;
     /** The most transactions finished in one round of the finisher (two requests per collection). */
     private static final int FINISH_BATCH = 128;
 
@@ -119,7 +122,8 @@ public final class Engine {
         this.transactionWrites = config.targets()
                 .combiner(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.finisher = config.finishInBackground()
-                ? new Finisher<>("mongo2pc-finisher-" + config.owner(), this::finishAll, FINISH_QUEUE, FINISH_BATCH)
+                ? new Finisher<>("mongo2pc-finisher-" + config.owner(), this::finishAll,
+                        Math.max(1, Math.min(FINISH_QUEUE, config.maxMarkers() / 2)), FINISH_BATCH)
                 : null;
     }
 
@@ -174,6 +178,7 @@ public final class Engine {
      * value); {@code storeOps} false leaves the operations to be read back by a codec from them.
      */
     public TransactionOutcome run(List<Operation> ops, Document fields, boolean storeOps) {
+        requireOpen();
         validate(ops, config.maxOperations());
         Object id = config.ids().get();
         Document doc = newDocument(fields, ops, storeOps, PENDING)
@@ -236,6 +241,7 @@ public final class Engine {
 
     /** Claims one queued transaction and drives it; empty if none was waiting. */
     public Optional<TransactionOutcome> claimAndRun() {
+        requireOpen();
         hook(CrashPoint.before(Step.CLAIM, -1), null);
         Document claimed = retrier.call("claim", null, INITIAL,
                 () -> store.claim(config.application(), config.owner(), config.lease().toMillis()));
@@ -258,6 +264,13 @@ public final class Engine {
             move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, tx.reason));
         }
         return Optional.of(drive(tx, true));
+    }
+
+    /** A manager whose background finisher is closed starts nothing more (refused before any write). */
+    private void requireOpen() {
+        if (finisher != null && finisher.isClosed()) {
+            throw new IllegalStateException("this transaction manager is closed (" + config.owner() + ")");
+        }
     }
 
     // ---- the state machine -----------------------------------------------------------------
@@ -295,18 +308,25 @@ public final class Engine {
                 default -> throw new IllegalStateException("transaction " + tx.id + " cannot be driven from " + tx.state);
             }
         }
-        Duration latency = Duration.ofNanos(System.nanoTime() - tx.startNanos);
+        if (handOver) {
+            if (finisher.offer(tx)) {
+                // From here on tx is the finisher's thread's (which counts it once done): do not read it.
+                return new TransactionOutcome(tx.id, APPLIED, null);
+            }
+            // Closed (or interrupted) while handing over: past the commit point, so finish it here.
+            finish(tx);
+        }
+        counted(tx);
+        return new TransactionOutcome(tx.id, tx.state, tx.reason);
+    }
+
+    /** Metrics of a transaction this process drove to its end. */
+    private void counted(Owned tx) {
         if (tx.state == CANCELED) {
             config.metrics().canceled(tx.reason);
-        } else {
-            config.metrics().committed(latency);
+        } else if (tx.state == DONE) {
+            config.metrics().committed(Duration.ofNanos(System.nanoTime() - tx.startNanos));
         }
-        TransactionOutcome outcome = new TransactionOutcome(tx.id, tx.state, tx.reason);
-        if (handOver) {
-            // From here on the finisher's thread owns tx.
-            finisher.submit(tx);
-        }
-        return outcome;
     }
 
     /** After the commit point: releases every marker, then moves to done. */
@@ -373,11 +393,13 @@ public final class Engine {
                 alone.add(tx);
             } else if (reached(tx, Step.FINISH, CrashPoint.Phase.AFTER, alone)) {
                 tx.state = DONE;
+                counted(tx);
             }
         }
         for (Owned tx : alone) {
             try {
                 finish(tx);
+                counted(tx);
             } catch (LeaseLostException e) {
                 log.info("transaction {} was finished by another process: {}", tx.id, e.getMessage());
             } catch (RuntimeException e) {
@@ -404,6 +426,9 @@ public final class Engine {
                 }
             }
             return true;
+        } catch (LeaseLostException e) {
+            log.info("transaction {} was taken over by another process, which finishes it: {}", tx.id, e.getMessage());
+            return false;
         } catch (RuntimeException e) {
             if (e instanceof com.mongodb.MongoException m && Retrier.isTransient(m)) {
                 alone.add(tx);

@@ -15,7 +15,8 @@ import java.util.function.Consumer;
  * One daemon thread that takes work handed over by other threads and does it in batches: all that
  * queued while the previous batch ran, up to {@code maxBatch}, goes to {@code work} at once. The
  * queue is bounded: a thread that hands work over while it is full waits (the callers cannot run
- * ahead of the thread by more than {@code capacity} items). The thread starts with the first item.
+ * ahead of the thread by more than {@code capacity} items), until there is room or the finisher is
+ * closed; a refused item stays the caller's to do. The thread starts with the first item.
  * Thread-safe. Internal: not part of mongo2pc's API.
  *
  * @param <T> one item of work
@@ -31,7 +32,7 @@ final class Finisher<T> {
     /** Items handed over and not yet through {@code work}; guarded by {@code lock}. */
     private long unfinished;
     private Thread thread;
-    private boolean closed;
+    private volatile boolean closed;
 
     Finisher(String name, Consumer<List<T>> work, int capacity, int maxBatch) {
         this.name = name;
@@ -40,11 +41,19 @@ final class Finisher<T> {
         this.queue = new ArrayBlockingQueue<>(capacity);
     }
 
-    /** Hands {@code item} over; waits while the queue is full. */
-    void submit(T item) {
+    /** True once {@link #close} was called: nothing more is taken. */
+    boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Hands {@code item} over, waiting while the queue is full; false if the finisher is closed
+     * (or closes while this waits) or this thread is interrupted: the item is then not taken.
+     */
+    boolean offer(T item) {
         synchronized (lock) {
             if (closed) {
-                throw new IllegalStateException(name + " is closed");
+                return false;
             }
             unfinished++;
             if (thread == null) {
@@ -53,16 +62,21 @@ final class Finisher<T> {
                 thread.start();
             }
         }
+        boolean taken = false;
         try {
-            queue.put(item);
+            while (!taken && !closed) {
+                taken = queue.offer(item, 50, TimeUnit.MILLISECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (!taken) {
             synchronized (lock) {
                 unfinished--;
                 lock.notifyAll();
             }
-            throw new IllegalStateException("interrupted while handing work to " + name, e);
         }
+        return taken;
     }
 
     /** Waits until everything handed over so far went through {@code work}; false if {@code timeout} passed first. */
@@ -80,7 +94,10 @@ final class Finisher<T> {
         }
     }
 
-    /** Refuses new work, waits up to {@code timeout} for what was handed over, stops the thread; false if some is left. */
+    /**
+     * Refuses new work (callers waiting for room get false), waits up to {@code timeout} for what
+     * was handed over, stops the thread; false if some is left (it is dropped).
+     */
     boolean close(Duration timeout) throws InterruptedException {
         synchronized (lock) {
             closed = true;
@@ -103,6 +120,9 @@ final class Finisher<T> {
             try {
                 batch.add(queue.take());
             } catch (InterruptedException e) {
+                if (!queue.isEmpty()) {
+                    log.warn("{} stopped with {} items not done", name, queue.size());
+                }
                 return;
             }
             queue.drainTo(batch, maxBatch - 1);
