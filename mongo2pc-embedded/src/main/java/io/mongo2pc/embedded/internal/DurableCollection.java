@@ -147,7 +147,9 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
 
     /**
      * Filters the stored documents and hands out deep copies (see the class comment); the copies
-     * are taken under the collection lock, so each is one consistent version.
+     * are taken under the collection lock, so each is one consistent version. Upstream's method
+     * then sorts, skips, limits and projects them; it would also match each copy against the
+     * query again (its only use of the query), so it gets an empty one.
      */
     @Override
     protected QueryResult matchDocumentsFromStream(Document query, Stream<Document> documentStream, int numberToSkip,
@@ -156,9 +158,12 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
         Stream<Document> copies = documentStream
                 .filter(document -> documentMatchesQuery(document, query))
                 .map(Document::cloneDeeply);
-        return super.matchDocumentsFromStream(query, copies, numberToSkip, limit, batchSize, documentComparator,
+        return super.matchDocumentsFromStream(MATCHES_ALL, copies, numberToSkip, limit, batchSize, documentComparator,
                 fieldSelector);
     }
+
+    /** The empty filter; never changed. */
+    private static final Document MATCHES_ALL = new Document();
 
     /**
      * A filter with {@code _id} equality or {@code _id: {$in: [...]}} (plus any other conditions)
