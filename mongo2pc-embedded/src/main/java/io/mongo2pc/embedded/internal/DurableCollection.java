@@ -16,7 +16,6 @@ import java.util.Comparator;
 import java.util.Date;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
@@ -36,7 +35,6 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
 
     private final List<Document> documents = new ArrayList<>();
     private final ArrayDeque<Integer> freePositions = new ArrayDeque<>();
-    private final AtomicInteger dataSize = new AtomicInteger();
     private final Journal journal;
     private volatile boolean dropped;
 
@@ -56,14 +54,37 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
         }
     }
 
+    /**
+     * Upstream would encode every updated document twice (before and after) to keep a running
+     * total for collection statistics; here the total is computed when statistics are asked for.
+     */
     @Override
-    protected void updateDataSize(int sizeDelta) {
-        dataSize.addAndGet(sizeDelta);
+    protected boolean tracksDataSize() {
+        return false;
     }
 
     @Override
-    protected int getDataSize() {
-        return dataSize.get();
+    protected void updateDataSize(int sizeDelta) {
+        // not tracked: see tracksDataSize()
+    }
+
+    /** The encoded size of every stored document, summed now (collection statistics, validate). */
+    @Override
+    protected synchronized int getDataSize() {
+        io.netty.buffer.ByteBuf buffer = io.netty.buffer.Unpooled.buffer();
+        try {
+            long total = 0;
+            for (Document document : documents) {
+                if (document != null) {
+                    buffer.clear();
+                    de.bwaldvogel.mongo.wire.bson.BsonEncoder.encodeDocument(document, buffer);
+                    total += buffer.writerIndex();
+                }
+            }
+            return (int) Math.min(Integer.MAX_VALUE, total);
+        } finally {
+            buffer.release();
+        }
     }
 
     @Override
