@@ -107,6 +107,8 @@ public final class Engine {
     private static final int FINISH_QUEUE = 1024;
     /** The most transactions finished in one round of the finisher (two requests per collection). */
     private static final int FINISH_BATCH = 128;
+    /** How long a round of the finisher waits for more transactions after its first. */
+    private static final Duration FINISH_LINGER = Duration.ofMillis(Long.getLong("mongo2pc.finisher.lingerMillis", 5));
 
     public Engine(Config config) {
         this.config = config;
@@ -123,7 +125,7 @@ public final class Engine {
                 .combiner(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.finisher = config.finishInBackground()
                 ? new Finisher<>("mongo2pc-finisher-" + config.owner(), this::finishAll,
-                        Math.max(1, Math.min(FINISH_QUEUE, config.maxMarkers() / 2)), FINISH_BATCH)
+                        Math.max(1, Math.min(FINISH_QUEUE, config.maxMarkers() / 2)), FINISH_BATCH, FINISH_LINGER)
                 : null;
     }
 

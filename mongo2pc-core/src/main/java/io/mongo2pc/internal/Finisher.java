@@ -27,6 +27,7 @@ final class Finisher<T> {
     private final String name;
     private final Consumer<List<T>> work;
     private final int maxBatch;
+    private final long lingerNanos;
     private final BlockingQueue<T> queue;
     private final Object lock = new Object();
     /** Items handed over and not yet through {@code work}; guarded by {@code lock}. */
@@ -34,10 +35,15 @@ final class Finisher<T> {
     private Thread thread;
     private volatile boolean closed;
 
-    Finisher(String name, Consumer<List<T>> work, int capacity, int maxBatch) {
+    /**
+     * @param linger how long a round waits for more items after its first, unless it fills up:
+     *               fewer, larger requests (the items' work is off their callers' path)
+     */
+    Finisher(String name, Consumer<List<T>> work, int capacity, int maxBatch, java.time.Duration linger) {
         this.name = name;
         this.work = work;
         this.maxBatch = maxBatch;
+        this.lingerNanos = linger.toNanos();
         this.queue = new ArrayBlockingQueue<>(capacity);
     }
 
@@ -119,13 +125,22 @@ final class Finisher<T> {
         while (true) {
             try {
                 batch.add(queue.take());
+                long lingerEnd = System.nanoTime() + lingerNanos;
+                queue.drainTo(batch, maxBatch - batch.size());
+                while (batch.size() < maxBatch && !closed) {
+                    T next = queue.poll(lingerEnd - System.nanoTime(), TimeUnit.NANOSECONDS);
+                    if (next == null) {
+                        break;
+                    }
+                    batch.add(next);
+                    queue.drainTo(batch, maxBatch - batch.size());
+                }
             } catch (InterruptedException e) {
-                if (!queue.isEmpty()) {
-                    log.warn("{} stopped with {} items not done", name, queue.size());
+                if (!queue.isEmpty() || !batch.isEmpty()) {
+                    log.warn("{} stopped with {} items not done", name, queue.size() + batch.size());
                 }
                 return;
             }
-            queue.drainTo(batch, maxBatch - 1);
             try {
                 work.accept(batch);
             } catch (RuntimeException | Error e) {

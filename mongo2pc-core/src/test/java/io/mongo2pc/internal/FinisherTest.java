@@ -23,7 +23,7 @@ class FinisherTest {
             batches.add(List.copyOf(batch));
             firstStarted.countDown();
             await(release);
-        }, 16, 8);
+        }, 16, 8, Duration.ZERO);
 
         assertThat(finisher.offer(1)).isTrue();
         assertThat(firstStarted.await(5, TimeUnit.SECONDS)).isTrue();
@@ -39,13 +39,29 @@ class FinisherTest {
     }
 
     @Test
+    void aRoundWaitsUpToItsLingerForMore_soItemsArrivingMeanwhileShareIt() throws Exception {
+        List<List<Integer>> batches = new CopyOnWriteArrayList<>();
+        Finisher<Integer> finisher = new Finisher<>("test-finisher", batch -> batches.add(List.copyOf(batch)), 16, 8,
+                Duration.ofMillis(500));
+
+        assertThat(finisher.offer(1)).isTrue();
+        Thread.sleep(50);
+        assertThat(finisher.offer(2)).isTrue();
+        assertThat(finisher.offer(3)).isTrue();
+
+        assertThat(finisher.awaitIdle(Duration.ofSeconds(5))).isTrue();
+        assertThat(batches).containsExactly(List.of(1, 2, 3));
+        assertThat(finisher.close(Duration.ofSeconds(1))).isTrue();
+    }
+
+    @Test
     void close_refusesNewItems_andReleasesCallersWaitingForRoom_whoKeepTheirItem() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch never = new CountDownLatch(1);
         Finisher<Integer> finisher = new Finisher<>("test-finisher", batch -> {
             started.countDown();
             await(never);
-        }, 1, 1);
+        }, 1, 1, Duration.ZERO);
         assertThat(finisher.offer(1)).isTrue();          // taken by the thread, which then hangs
         assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
         assertThat(finisher.offer(2)).isTrue();          // fills the queue
