@@ -99,8 +99,7 @@ class BackgroundFinishTest {
     void finisherCrashesAtEachOfItsPoints_anotherInstanceRecovers_transferIsDoneOnce() throws Exception {
         for (CrashPoint point : FINISHER_POINTS) {
             String db = mongo.database() + "_" + point.step() + point.phase() + point.participant();
-            new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("A", 1_000L);
-            new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("B", 1_000L);
+            createAccountsAAndB(db);
             AtomicInteger crashes = new AtomicInteger();
             CrashHook crash = (p, id) -> {
                 if (p.equals(point) && crashes.getAndIncrement() == 0) {
@@ -130,8 +129,7 @@ class BackgroundFinishTest {
                 continue;
             }
             String db = mongo.database() + "_ack_" + point.step() + point.participant();
-            new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("A", 1_000L);
-            new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("B", 1_000L);
+            createAccountsAAndB(db);
             AtomicInteger lost = new AtomicInteger();
             CrashHook loseAckOnce = (p, id) -> {
                 if (p.equals(point) && lost.getAndIncrement() == 0) {
@@ -156,8 +154,7 @@ class BackgroundFinishTest {
         // the batch must not move to done on that answer (markers would be left), but renew and
         // release again on its own.
         String db = mongo.database();
-        new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("A", 1_000L);
-        new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("B", 1_000L);
+        createAccountsAAndB(db);
         mongo.invariants().expectTotal(db, 2_000L);
         AtomicInteger held = new AtomicInteger();
         CrashHook pause = (p, id) -> {
@@ -181,8 +178,7 @@ class BackgroundFinishTest {
     @Test
     void aClosedManager_refusesNewTransactions_beforeWritingAnything() {
         String db = mongo.database();
-        new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("A", 1_000L);
-        new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false)).createAccount("B", 1_000L);
+        createAccountsAAndB(db);
         mongo.invariants().expectTotal(db, 2_000L);
         TransactionManager manager = manager(db, "bg", mongo.client(), CrashHook.NONE, true);
         Bank bank = new Bank(manager);
@@ -201,6 +197,13 @@ class BackgroundFinishTest {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Accounts A and B with 1,000 each, written by an inline manager. */
+    private static void createAccountsAAndB(String db) {
+        Bank bank = new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false));
+        bank.createAccount("A", 1_000L);
+        bank.createAccount("B", 1_000L);
     }
 
     private static void assertDoneOnce(String db, Object txId, String what) {

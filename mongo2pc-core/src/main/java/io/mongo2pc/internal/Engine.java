@@ -134,22 +134,12 @@ public final class Engine {
      * left to recovery); false if {@code timeout} passed first. True at once without a finisher.
      */
     public boolean awaitFinished(Duration timeout) {
-        try {
-            return finisher == null || finisher.awaitIdle(timeout);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return finisher == null || finisher.awaitIdle(timeout);
     }
 
     /** Stops the background finisher after what it holds, waiting up to {@code timeout}; false if some is left to recovery. */
     public boolean close(Duration timeout) {
-        try {
-            return finisher == null || finisher.close(timeout);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return finisher == null || finisher.close(timeout);
     }
 
     /** The document as of the last committed transaction; empty if it does not exist in that view. */
@@ -282,12 +272,8 @@ public final class Engine {
      * commit point: it is then handed to the finisher and the outcome says {@code applied}.
      */
     private TransactionOutcome drive(Owned tx, boolean ownCall) {
-        boolean handOver = false;
-        while (!tx.state.isTerminal() && !handOver) {
-            if (tx.state == APPLIED && ownCall && finisher != null) {
-                handOver = true;
-                continue;
-            }
+        boolean inBackground = ownCall && finisher != null;
+        while (!tx.state.isTerminal() && !(inBackground && tx.state == APPLIED)) {
             switch (tx.state) {
                 case PENDING -> {
                     String refusal = applyAll(tx);
@@ -310,7 +296,7 @@ public final class Engine {
                 default -> throw new IllegalStateException("transaction " + tx.id + " cannot be driven from " + tx.state);
             }
         }
-        if (handOver) {
+        if (tx.state == APPLIED) {
             if (finisher.offer(tx)) {
                 // From here on tx is the finisher's thread's (which counts it once done): do not read it.
                 return new TransactionOutcome(tx.id, APPLIED, null);

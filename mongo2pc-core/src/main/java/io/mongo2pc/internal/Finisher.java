@@ -85,8 +85,11 @@ final class Finisher<T> {
         return taken;
     }
 
-    /** Waits until everything handed over so far went through {@code work}; false if {@code timeout} passed first. */
-    boolean awaitIdle(Duration timeout) throws InterruptedException {
+    /**
+     * Waits until everything handed over so far went through {@code work}; false if {@code timeout}
+     * passed first or this thread was interrupted (its interrupt flag is then set again).
+     */
+    boolean awaitIdle(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (lock) {
             while (unfinished > 0) {
@@ -94,7 +97,12 @@ final class Finisher<T> {
                 if (left <= 0) {
                     return false;
                 }
-                TimeUnit.NANOSECONDS.timedWait(lock, left);
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(lock, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
             }
             return true;
         }
@@ -102,9 +110,10 @@ final class Finisher<T> {
 
     /**
      * Refuses new work (callers waiting for room get false), waits up to {@code timeout} for what
-     * was handed over, stops the thread; false if some is left (it is dropped).
+     * was handed over, stops the thread; false if some is left (it is dropped) or this thread was
+     * interrupted.
      */
-    boolean close(Duration timeout) throws InterruptedException {
+    boolean close(Duration timeout) {
         synchronized (lock) {
             closed = true;
         }
@@ -115,7 +124,12 @@ final class Finisher<T> {
         }
         if (t != null) {
             t.interrupt();
-            t.join(1_000);
+            try {
+                t.join(1_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
         }
         return idle;
     }

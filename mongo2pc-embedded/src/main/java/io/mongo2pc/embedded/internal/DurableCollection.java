@@ -32,6 +32,8 @@ import java.util.stream.Stream;
  * <p>Thread-safe: all mutations run under the collection's monitor (upstream's synchronized methods).
  */
 final class DurableCollection extends AbstractSynchronizedMongoCollection<Integer> {
+    /** The empty filter; never changed. */
+    private static final Document MATCHES_ALL = new Document();
 
     private final List<Document> documents = new ArrayList<>();
     private final ArrayDeque<Integer> freePositions = new ArrayDeque<>();
@@ -182,9 +184,6 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
         return super.matchDocumentsFromStream(MATCHES_ALL, copies, numberToSkip, limit, batchSize, documentComparator,
                 fieldSelector);
     }
-
-    /** The empty filter; never changed. */
-    private static final Document MATCHES_ALL = new Document();
 
     /**
      * A filter with {@code _id} equality or {@code _id: {$in: [...]}} (plus any other conditions)
