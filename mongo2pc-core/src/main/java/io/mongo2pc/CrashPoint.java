@@ -1,5 +1,7 @@
 package io.mongo2pc;
 
+import java.util.Locale;
+
 /**
  * A named place in the protocol: just before or just after one of its writes. {@code participant}
  * is the index of the operation a participant write belongs to, or -1 for writes to the
@@ -43,7 +45,7 @@ public record CrashPoint(Step step, Phase phase, int participant) {
 
     @Override
     public String toString() {
-        return phase.name().toLowerCase(java.util.Locale.ROOT) + "-" + step.name().toLowerCase(java.util.Locale.ROOT)
+        return phase.name().toLowerCase(Locale.ROOT) + "-" + step.name().toLowerCase(Locale.ROOT)
                 + (participant >= 0 ? "[" + participant + "]" : "");
     }
 }

@@ -1,5 +1,7 @@
 package io.mongo2pc;
 
+import io.mongo2pc.internal.Validation;
+
 import java.util.Objects;
 
 /**
@@ -28,7 +30,7 @@ public record DocumentRef(String target, String database, String collection, Obj
      * @throws InvalidTransactionException naming {@code what} and the id
      */
     public static void requirePlainId(Object id, String what) {
-        io.mongo2pc.internal.Validation.checkId(id, what);
+        Validation.checkId(id, what);
     }
 
     @Override

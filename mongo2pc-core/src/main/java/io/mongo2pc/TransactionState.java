@@ -1,7 +1,9 @@
 package io.mongo2pc;
 
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -44,7 +46,7 @@ public enum TransactionState {
         this.stored = stored;
         // Queries must match every spelling parse() accepts: the older words and the capitalized
         // forms some versions of the tutorial write ("Pending").
-        java.util.List<String> all = new java.util.ArrayList<>();
+        List<String> all = new ArrayList<>();
         for (String word : older.length == 0 ? List.of(stored) : List.of(stored, older[0])) {
             all.add(word);
             all.add(Character.toUpperCase(word.charAt(0)) + word.substring(1));
@@ -77,7 +79,7 @@ public enum TransactionState {
         if (value == null) {
             return Optional.empty();
         }
-        String lower = value.toLowerCase(java.util.Locale.ROOT);
+        String lower = value.toLowerCase(Locale.ROOT);
         for (TransactionState state : values()) {
             if (state.spellings.contains(lower)) {
                 return Optional.of(state);

@@ -1,6 +1,7 @@
 package io.mongo2pc.bank;
 
 import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.internal.Validation;
 import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
@@ -61,7 +62,7 @@ public final class Amounts {
 
     /** The opposite amount, of the same type (Integer, Long, Double, Decimal128). */
     public static Number negate(Number amount) {
-        return io.mongo2pc.internal.Validation.negate(amount);
+        return Validation.negate(amount);
     }
 
     static BigDecimal toBigDecimal(Object number) {

@@ -9,13 +9,18 @@ import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.Batcher;
 import org.bson.Document;
+import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Money transfers between accounts, in the tutorial's own documents:
@@ -45,10 +50,10 @@ public final class Bank {
      * for refusing bad input early: an account deleted since is still caught by the apply, which
      * then cancels the transfer. Bounded: cleared when full.
      */
-    private final Set<Object> known = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Object> known = ConcurrentHashMap.newKeySet();
     private static final int KNOWN_MAX = 100_000;
-    private final io.mongo2pc.internal.Batcher<List<Object>, Set<Object>> lookups =
-            new io.mongo2pc.internal.Batcher<>(this::findExisting, List::size, 512);
+    private final Batcher<List<Object>, Set<Object>> lookups =
+            new Batcher<>(this::findExisting, List::size, 512);
 
     /**
      * A bank on {@code manager}, which must have been built with {@link TransferCodec#INSTANCE}
@@ -57,7 +62,7 @@ public final class Bank {
     public Bank(TransactionManager manager) {
         this.manager = manager;
         TransactionManager.Settings s = manager.settings();
-        this.accounts = s.target(io.mongo2pc.DocumentRef.DEFAULT_TARGET).getDatabase(s.database()).getCollection(ACCOUNTS)
+        this.accounts = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(s.database()).getCollection(ACCOUNTS)
                 .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
     }
 
@@ -76,7 +81,7 @@ public final class Bank {
         if (balance instanceof Integer i) {
             balance = i.longValue();
         }
-        if (!(balance instanceof Long) && !(balance instanceof org.bson.types.Decimal128)) {
+        if (!(balance instanceof Long) && !(balance instanceof Decimal128)) {
             throw new InvalidTransactionException("balance of account " + id + " must be an integer or a Decimal128, got " + balance);
         }
         if (Amounts.toBigDecimal(balance).signum() < 0) {
@@ -147,11 +152,11 @@ public final class Bank {
         List<Object> ids = new ArrayList<>();
         asked.forEach(ids::addAll);
         Document filter = new Document("_id", ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
-        Set<Object> found = new java.util.HashSet<>();
+        Set<Object> found = new HashSet<>();
         for (Document d : accounts.find(filter).projection(Projections.include("_id"))) {
             found.add(sameId(d.get("_id")));
         }
-        return java.util.Collections.nCopies(asked.size(), java.util.Collections.unmodifiableSet(found));
+        return Collections.nCopies(asked.size(), Collections.unmodifiableSet(found));
     }
 
     private static Object sameId(Object id) {

@@ -10,6 +10,7 @@ import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -70,7 +71,7 @@ public final class Payments {
         }
         Object total = order.get("total");
         Number amount = Amounts.requirePositive(total instanceof Integer i ? Long.valueOf(i) : total, "total of order " + orderId);
-        List<Operation> ops = new java.util.ArrayList<>(List.of(
+        List<Operation> ops = new ArrayList<>(List.of(
                 Operation.update(DocumentRef.of(database, ORDERS, orderId), new Document("$set", new Document("state", "Paid")),
                         new Document("state", "UnPaid").append("total", total)),
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Amounts.negate(amount),

@@ -13,6 +13,7 @@ import org.bson.Document;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.PrintWriter;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,6 +24,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -122,7 +124,7 @@ final class BenchCommand extends BaseCommand {
             // Warm-up (JIT of client and server) runs the same load but is not measured.
             Duration warm = runFor == null ? Duration.ZERO : warmup == null ? Duration.ofSeconds(3) : warmup;
             long warmEnd = System.nanoTime() + warm.toNanos();
-            java.util.concurrent.atomic.AtomicBoolean measuring = new java.util.concurrent.atomic.AtomicBoolean(warm.isZero());
+            AtomicBoolean measuring = new AtomicBoolean(warm.isZero());
             long start = warmEnd;
             long deadline = runFor == null ? Long.MAX_VALUE : start + runFor.toNanos();
             ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -262,13 +264,13 @@ final class BenchCommand extends BaseCommand {
 
     /** A progress bar on a terminal; a line every few seconds otherwise. Both on stderr. */
     private static final class Progress {
-        private final java.io.PrintWriter err;
+        private final PrintWriter err;
         private final Duration runFor;
         private final Long transfers;
         private final boolean terminal = System.console() != null;
         private double lastLine;
 
-        Progress(java.io.PrintWriter err, Duration runFor, Long transfers) {
+        Progress(PrintWriter err, Duration runFor, Long transfers) {
             this.err = err;
             this.runFor = runFor;
             this.transfers = transfers;

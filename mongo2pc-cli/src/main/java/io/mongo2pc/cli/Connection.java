@@ -3,6 +3,7 @@ package io.mongo2pc.cli;
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.MongoException;
+import com.mongodb.MongoTimeoutException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.mongo2pc.embedded.EmbeddedServer;
@@ -12,7 +13,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The database a command talks to: the server named by {@code --uri}, or else the embedded server
@@ -58,7 +62,7 @@ final class Connection implements AutoCloseable {
             server = EmbeddedServer.onDisk(dataDir).start(0);
         } catch (RuntimeException e) {
             String why = rootMessage(e);
-            if (why.contains("in use") || why.toLowerCase(java.util.Locale.ROOT).contains("lock")) {
+            if (why.contains("in use") || why.toLowerCase(Locale.ROOT).contains("lock")) {
                 throw new CliException(ExitCodes.NOT_OK, "the embedded data directory ./" + dataDir
                         + " is in use by another process (" + why + "). To share it, run `mongo2pc serve` on it "
                         + "(other commands here then connect to it by themselves) or pass --uri mongodb://127.0.0.1:PORT "
@@ -116,18 +120,18 @@ final class Connection implements AutoCloseable {
     /** The useful part of a driver error: for a server selection timeout, what the last connection attempt said. */
     private static String why(MongoException e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("caused by \\{([^}]*)\\}").matcher(message);
+        Matcher m = Pattern.compile("caused by \\{([^}]*)\\}").matcher(message);
         String cause = null;
         while (m.find()) {
             cause = m.group(1);
         }
         if (cause == null) {
-            m = java.util.regex.Pattern.compile("exception=\\{([^}]*)\\}").matcher(message);
+            m = Pattern.compile("exception=\\{([^}]*)\\}").matcher(message);
             if (m.find()) {
                 cause = m.group(1);
             }
         }
-        if (e instanceof com.mongodb.MongoTimeoutException) {
+        if (e instanceof MongoTimeoutException) {
             return "no server answered" + (cause == null ? "" : " (" + cause.trim() + ")");
         }
         return firstLine(message);

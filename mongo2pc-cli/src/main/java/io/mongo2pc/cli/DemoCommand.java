@@ -5,6 +5,7 @@ import com.mongodb.client.model.Projections;
 import io.mongo2pc.CrashHook;
 import io.mongo2pc.CrashPoint;
 import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.DocumentRef;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
@@ -142,7 +144,7 @@ final class DemoCommand extends BaseCommand {
                 t.join();
             }
             double seconds = (System.nanoTime() - drainStart) / 1e9;
-            for (Map.Entry<String, long[]> e : new java.util.TreeMap<>(perWorker).entrySet()) {
+            for (Map.Entry<String, long[]> e : new TreeMap<>(perWorker).entrySet()) {
                 say(String.format("  %-40s ran %3d transfers: %3d done, %d canceled", e.getKey(),
                         e.getValue()[0] + e.getValue()[1], e.getValue()[0], e.getValue()[1]));
             }
@@ -248,13 +250,13 @@ final class DemoCommand extends BaseCommand {
             payments.createOrder(order, 120L);
             TransactionOutcome paid = payments.pay(order, ids.get(0), shop);
             say("pay " + order + " (120) from " + ids.get(0) + ": " + paid.state().stored());
-            Document orderNow = session.manager().read(io.mongo2pc.DocumentRef.of(session.database(), Payments.ORDERS, order)).orElseThrow();
+            Document orderNow = session.manager().read(DocumentRef.of(session.database(), Payments.ORDERS, order)).orElseThrow();
             say("  order " + order + " is " + orderNow.getString("state") + "; payment record pay-" + order + " "
-                    + (session.manager().read(io.mongo2pc.DocumentRef.of(session.database(), Payments.PAYMENTS, "pay-" + order)).isPresent()
+                    + (session.manager().read(DocumentRef.of(session.database(), Payments.PAYMENTS, "pay-" + order)).isPresent()
                     ? "written" : "MISSING"));
             TransactionOutcome again = payments.pay(order, ids.get(0), shop);
             say("pay " + order + " again: " + again.state().stored() + " (" + again.reason() + ")");
-            List<String> withShop = new java.util.ArrayList<>(ids);
+            List<String> withShop = new ArrayList<>(ids);
             withShop.add(shop);
 
             // 8. Verification ---------------------------------------------------------------------

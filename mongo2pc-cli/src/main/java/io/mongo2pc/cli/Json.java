@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.DecimalNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.TransactionOutcome;
 import org.bson.BsonValue;
 import org.bson.types.Binary;
 import org.bson.types.Decimal128;
@@ -37,7 +38,7 @@ final class Json {
     }
 
     /** The contract's {"id","state","reason"} of a transaction's outcome; {@code id} as printed. */
-    static ObjectNode outcome(Object id, io.mongo2pc.TransactionOutcome outcome) {
+    static ObjectNode outcome(Object id, TransactionOutcome outcome) {
         ObjectNode node = object();
         node.set("id", value(id));
         node.put("state", outcome.state().stored());

@@ -6,6 +6,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /** {@code recover}: one recovery pass over stale open transactions. */
 @Command(name = "recover", mixinStandardHelpOptions = true,
@@ -18,7 +20,7 @@ final class RecoverCommand extends BaseCommand {
 
     @Option(names = "--target", paramLabel = "NAME=URI",
             description = "another MongoDB that operations of generic transactions reach (repeatable)")
-    java.util.Map<String, String> targets = new java.util.LinkedHashMap<>();
+    Map<String, String> targets = new LinkedHashMap<>();
 
     @Option(names = "--json", description = "print {\"rolledForward\",\"canceled\",\"skipped\"}")
     boolean json;

@@ -6,10 +6,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.net.BindException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
 /** {@code serve}: runs the embedded MongoDB-compatible server until SIGTERM or SIGINT. */
@@ -43,11 +45,11 @@ final class ServeCommand extends BaseCommand {
             server = (dir == null ? EmbeddedServer.inMemory() : EmbeddedServer.onDisk(dir)).start(port);
         } catch (Exception e) {
             String why = Connection.rootMessage(e);
-            if (e instanceof java.net.BindException || why.contains("Address already in use")) {
+            if (e instanceof BindException || why.contains("Address already in use")) {
                 throw new CliException(ExitCodes.NOT_OK, "cannot listen on 127.0.0.1:" + port
                         + ": the port is in use (pick another with --port, or --port 0 for a free one)", e);
             }
-            if (dir != null && (why.contains("in use") || why.toLowerCase(java.util.Locale.ROOT).contains("lock"))) {
+            if (dir != null && (why.contains("in use") || why.toLowerCase(Locale.ROOT).contains("lock"))) {
                 throw new CliException(ExitCodes.NOT_OK, "data directory " + dir + " is in use by another process: " + why, e);
             }
             throw new CliException(ExitCodes.NOT_OK, "cannot start the server on 127.0.0.1:" + port

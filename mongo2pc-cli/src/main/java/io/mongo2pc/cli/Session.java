@@ -1,10 +1,15 @@
 package io.mongo2pc.cli;
 
+import com.mongodb.client.MongoClient;
 import io.mongo2pc.CrashHook;
+import io.mongo2pc.DocumentRef;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 
 /**
  * One command's connection with a {@link TransactionManager} and {@link Bank} built from the
@@ -12,12 +17,12 @@ import java.time.Duration;
  */
 final class Session implements AutoCloseable {
     private final Connection connection;
-    private final java.util.List<com.mongodb.client.MongoClient> extraClients;
+    private final List<MongoClient> extraClients;
     private final String database;
     private final TransactionManager manager;
     private final Bank bank;
 
-    private Session(Connection connection, java.util.List<com.mongodb.client.MongoClient> extraClients, String database,
+    private Session(Connection connection, List<MongoClient> extraClients, String database,
                     TransactionManager manager) {
         this.connection = connection;
         this.extraClients = extraClients;
@@ -27,30 +32,30 @@ final class Session implements AutoCloseable {
     }
 
     static Session open(Main globals) {
-        return open(globals, java.util.Map.of());
+        return open(globals, Map.of());
     }
 
     /** A session whose manager also reaches {@code targets} (name to URI), besides the default one. */
-    static Session open(Main globals, java.util.Map<String, String> targets) {
+    static Session open(Main globals, Map<String, String> targets) {
         // Check the settings before connecting, so bad input fails fast with exit 2.
         newBuilder(null, globals.database(), globals.application(), globals.lease());
         for (String name : targets.keySet()) {
-            if (name.equals(io.mongo2pc.DocumentRef.DEFAULT_TARGET) || name.isBlank() || name.contains("/")) {
+            if (name.equals(DocumentRef.DEFAULT_TARGET) || name.isBlank() || name.contains("/")) {
                 throw CliException.badInput("invalid target name '" + name + "' (the default target is --uri)");
             }
         }
         Connection connection = Connection.open(globals.uri());
-        java.util.List<com.mongodb.client.MongoClient> extra = new java.util.ArrayList<>();
+        List<MongoClient> extra = new ArrayList<>();
         try {
             TransactionManager.Builder builder = newBuilder(connection, globals.database(), globals.application(), globals.lease());
-            for (java.util.Map.Entry<String, String> target : targets.entrySet()) {
-                com.mongodb.client.MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS);
+            for (Map.Entry<String, String> target : targets.entrySet()) {
+                MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS);
                 extra.add(client);
                 builder.target(target.getKey(), client);
             }
             return new Session(connection, extra, globals.database(), builder.build());
         } catch (RuntimeException e) {
-            extra.forEach(com.mongodb.client.MongoClient::close);
+            extra.forEach(MongoClient::close);
             connection.close();
             throw e;
         }
@@ -99,7 +104,7 @@ final class Session implements AutoCloseable {
 
     @Override
     public void close() {
-        extraClients.forEach(com.mongodb.client.MongoClient::close);
+        extraClients.forEach(MongoClient::close);
         connection.close();
     }
 }

@@ -4,6 +4,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
 import org.bson.types.Decimal128;
@@ -78,7 +79,7 @@ final class CommittedReader {
                 break;
             }
         }
-        throw new io.mongo2pc.TransactionException("could not read " + refs.size() + " documents at one moment in "
+        throw new TransactionException("could not read " + refs.size() + " documents at one moment in "
                 + attempts + " attempts: writers keep changing them", null, null);
     }
 

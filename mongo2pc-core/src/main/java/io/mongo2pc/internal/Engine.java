@@ -1,12 +1,18 @@
 package io.mongo2pc.internal;
 
+import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.CrashHook;
 import io.mongo2pc.CrashPoint;
 import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.Operation;
+import io.mongo2pc.OutcomeUnknownException;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionCodec;
 import io.mongo2pc.TransactionException;
@@ -19,11 +25,18 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Date;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import static io.mongo2pc.TransactionState.APPLIED;
@@ -89,8 +102,8 @@ public final class Engine {
     private final Retrier retrier;
     private final CommittedReader committedReader;
     /** Tokens of this engine's writes: unique, without a call to the (synchronized) SecureRandom per transaction. */
-    private final String tokenPrefix = java.util.UUID.randomUUID() + "-";
-    private final java.util.concurrent.atomic.AtomicLong tokens = new java.util.concurrent.atomic.AtomicLong();
+    private final String tokenPrefix = UUID.randomUUID() + "-";
+    private final AtomicLong tokens = new AtomicLong();
 
     private String newToken() {
         return tokenPrefix + tokens.incrementAndGet();
@@ -113,16 +126,16 @@ public final class Engine {
     public Engine(Config config) {
         this.config = config;
         MongoCollection<Document> transactions = config.targets()
-                .collection(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
+                .collection(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.store = new TransactionStore(transactions);
         this.participants = new Participants(config.targets(), config.maxMarkers(),
                 config.database() + "." + config.transactionsCollection());
         this.clock = new ServerClock(config.targets()
-                .collection(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection() + "_clock"));
+                .collection(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection() + "_clock"));
         this.retrier = new Retrier(config.retryTimeout());
         this.committedReader = new CommittedReader(config.targets(), store, this::operationsOf);
         this.transactionWrites = config.targets()
-                .combiner(io.mongo2pc.DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
+                .combiner(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.finisher = config.finishInBackground()
                 ? new Finisher<>("mongo2pc-finisher-" + config.owner(), this::finishAll,
                         Math.max(1, Math.min(FINISH_QUEUE, config.maxMarkers() / 2)), FINISH_BATCH, FINISH_LINGER)
@@ -143,19 +156,19 @@ public final class Engine {
     }
 
     /** The document as of the last committed transaction; empty if it does not exist in that view. */
-    public Optional<Document> readCommitted(io.mongo2pc.DocumentRef ref) {
+    public Optional<Document> readCommitted(DocumentRef ref) {
         return retrier.call("read committed", null, null, () -> committedReader.read(ref));
     }
 
     /** Several documents as of one moment of the last committed transactions (see CommittedReader#readAll). */
-    public List<Optional<Document>> readCommitted(List<io.mongo2pc.DocumentRef> refs) {
+    public List<Optional<Document>> readCommitted(List<DocumentRef> refs) {
         return retrier.call("read committed", null, null, () -> committedReader.readAll(refs, 200));
     }
 
     /** The document as stored, work in flight and the library's fields included. */
-    public Optional<Document> read(io.mongo2pc.DocumentRef ref) {
+    public Optional<Document> read(DocumentRef ref) {
         return retrier.call("read", null, null, () -> Optional.ofNullable(config.targets().collection(ref)
-                .find(new Document(Fields.ID, ref.id())).projection(com.mongodb.client.model.Projections.exclude("__none")).first()));
+                .find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first()));
     }
 
     public MongoCollection<Document> transactions() {
@@ -337,21 +350,21 @@ public final class Engine {
      * transaction where it is, as a crash of this process would, and leaves it to recovery.
      */
     private void finishAll(List<Owned> batch) {
-        List<Owned> alone = new java.util.ArrayList<>();
-        Map<List<String>, List<Owned>> byCollection = new java.util.LinkedHashMap<>();
+        List<Owned> alone = new ArrayList<>();
+        Map<List<String>, List<Owned>> byCollection = new LinkedHashMap<>();
         for (Owned tx : batch) {
             if (batchable(tx)) {
-                io.mongo2pc.DocumentRef first = tx.ops.get(0).document();
+                DocumentRef first = tx.ops.get(0).document();
                 byCollection.computeIfAbsent(List.of(first.target(), first.database(), first.collection()),
-                        k -> new java.util.ArrayList<>()).add(tx);
+                        k -> new ArrayList<>()).add(tx);
             } else {
                 alone.add(tx);
             }
         }
-        List<Owned> released = new java.util.ArrayList<>();
+        List<Owned> released = new ArrayList<>();
         for (List<Owned> group : byCollection.values()) {
-            List<Owned> sent = new java.util.ArrayList<>();
-            List<com.mongodb.client.model.UpdateOneModel<Document>> writes = new java.util.ArrayList<>();
+            List<Owned> sent = new ArrayList<>();
+            List<UpdateOneModel<Document>> writes = new ArrayList<>();
             for (Owned tx : group) {
                 if (reached(tx, Step.RELEASE, CrashPoint.Phase.BEFORE, alone)) {
                     writes.addAll(Participants.releaseWrites(increments(tx), tx.id, tx.deadline));
@@ -367,8 +380,8 @@ public final class Engine {
                 }
             }
         }
-        List<Owned> moving = new java.util.ArrayList<>();
-        List<com.mongodb.client.model.UpdateOneModel<Document>> moves = new java.util.ArrayList<>();
+        List<Owned> moving = new ArrayList<>();
+        List<UpdateOneModel<Document>> moves = new ArrayList<>();
         for (Owned tx : released) {
             if (reached(tx, Step.FINISH, CrashPoint.Phase.BEFORE, alone)) {
                 moves.add(TransactionStore.moveWrite(tx.id, tx.epoch, APPLIED, DONE, null));
@@ -418,7 +431,7 @@ public final class Engine {
             log.info("transaction {} was taken over by another process, which finishes it: {}", tx.id, e.getMessage());
             return false;
         } catch (RuntimeException e) {
-            if (e instanceof com.mongodb.MongoException m && Retrier.isTransient(m)) {
+            if (e instanceof MongoException m && Retrier.isTransient(m)) {
                 alone.add(tx);
             } else {
                 log.warn("transaction {} is committed but not finished; recovery will finish it: {}", tx.id, e.toString());
@@ -428,11 +441,11 @@ public final class Engine {
     }
 
     /** One unordered bulk request; true if every write matched a document, false if not or if it failed. */
-    private static boolean allMatched(MongoCollection<Document> collection, List<com.mongodb.client.model.UpdateOneModel<Document>> writes) {
+    private static boolean allMatched(MongoCollection<Document> collection, List<UpdateOneModel<Document>> writes) {
         try {
-            return collection.bulkWrite(writes, new com.mongodb.client.model.BulkWriteOptions().ordered(false))
+            return collection.bulkWrite(writes, new BulkWriteOptions().ordered(false))
                     .getMatchedCount() == writes.size();
-        } catch (com.mongodb.MongoException e) {
+        } catch (MongoException e) {
             log.debug("finishing {} writes on {} failed: {}", writes.size(), collection.getNamespace(), e.toString());
             return false;
         }
@@ -460,9 +473,9 @@ public final class Engine {
         if (tx.ops.size() < 2 || tx.ops.size() > MAX_BATCH) {
             return false;
         }
-        io.mongo2pc.DocumentRef first = tx.ops.get(0).document();
+        DocumentRef first = tx.ops.get(0).document();
         for (Operation op : tx.ops) {
-            io.mongo2pc.DocumentRef ref = op.document();
+            DocumentRef ref = op.document();
             if (!(op instanceof Operation.Increment) || !ref.target().equals(first.target())
                     || !ref.database().equals(first.database()) || !ref.collection().equals(first.collection())) {
                 return false;
@@ -480,13 +493,13 @@ public final class Engine {
      * around it. True if all matched; false sends the caller to the one-by-one path, which settles
      * whatever this left (every write is idempotent).
      */
-    private boolean batch(Owned tx, Step step, java.util.function.Function<Instant, Boolean> write) {
+    private boolean batch(Owned tx, Step step, Function<Instant, Boolean> write) {
         renewIfDue(tx);
         Instant deadline = tx.deadline;
         for (int i = 0; i < tx.ops.size(); i++) {
             hook(CrashPoint.before(step, i), tx.id);
         }
-        return retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, tx.state, () -> {
+        return retrier.call(step.name().toLowerCase(Locale.ROOT), tx.id, tx.state, () -> {
             boolean all = write.apply(deadline);
             for (int i = 0; i < tx.ops.size(); i++) {
                 hook(CrashPoint.after(step, i), tx.id);
@@ -501,7 +514,7 @@ public final class Engine {
      * over); a document full of markers is waited for, with backoff, up to the conflict timeout.
      */
     private Participants.Result participantWrite(Owned tx, Step step, int participant,
-                                                 java.util.function.Function<Instant, Participants.Result> write) {
+                                                 Function<Instant, Participants.Result> write) {
         long busySince = 0;
         long backoffMs = 5;
         int expired = 0;
@@ -509,14 +522,14 @@ public final class Engine {
             renewIfDue(tx);
             Instant deadline = tx.deadline;
             hook(CrashPoint.before(step, participant), tx.id);
-            Participants.Result result = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, tx.state,
+            Participants.Result result = retrier.call(step.name().toLowerCase(Locale.ROOT), tx.id, tx.state,
                     () -> afterWrite(write.apply(deadline), step, participant, tx.id));
             switch (result.kind()) {
                 case EXPIRED -> {
                     if (++expired > 3) {
                         // Refused even right after renewals: the lease is too short for this write's latency.
                         config.metrics().leaseLost();
-                        throw new LeaseLostException("transaction " + tx.id + ": " + step.name().toLowerCase(java.util.Locale.ROOT)
+                        throw new LeaseLostException("transaction " + tx.id + ": " + step.name().toLowerCase(Locale.ROOT)
                                 + " missed the owner's deadline " + expired + " times in a row; the lease "
                                 + config.lease().toMillis() + "ms is too short for the database's latency", tx.id, tx.state);
                     }
@@ -541,10 +554,10 @@ public final class Engine {
 
     private static void sleep(long millis) {
         try {
-            Thread.sleep(millis + java.util.concurrent.ThreadLocalRandom.current().nextLong(millis + 1));
+            Thread.sleep(millis + ThreadLocalRandom.current().nextLong(millis + 1));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new io.mongo2pc.OutcomeUnknownException("interrupted while waiting for a busy document", null, null, e);
+            throw new OutcomeUnknownException("interrupted while waiting for a busy document", null, null, e);
         }
     }
 
@@ -561,7 +574,7 @@ public final class Engine {
     private void move(Owned tx, TransactionState to, Step step, Document extra) {
         TransactionState from = tx.state;
         hook(CrashPoint.before(step, -1), tx.id);
-        Instant stamp = retrier.call(step.name().toLowerCase(java.util.Locale.ROOT), tx.id, from,
+        Instant stamp = retrier.call(step.name().toLowerCase(Locale.ROOT), tx.id, from,
                 () -> afterWrite(moveOnce(tx, from, to, extra), step, -1, tx.id));
         if (stamp == null) {
             Document current = retrier.call("read", tx.id, from, () -> store.find(tx.id));
@@ -759,7 +772,7 @@ public final class Engine {
     /** Deletes terminal transactions not modified for {@code olderThan}; returns how many. */
     public long prune(Duration olderThan) {
         Instant before = retrier.call("read clock", null, null, clock::now).minus(olderThan);
-        List<String> terminal = new java.util.ArrayList<>(DONE.spellings());
+        List<String> terminal = new ArrayList<>(DONE.spellings());
         terminal.addAll(CANCELED.spellings());
         return retrier.call("prune", null, null, () -> store.collection().deleteMany(
                 new Document(Fields.STATE, new Document("$in", terminal))
@@ -778,7 +791,7 @@ public final class Engine {
 
     /** How long the least recently modified open transaction has waited, by the server's clock. */
     public Duration oldestOpen() {
-        List<String> open = new java.util.ArrayList<>();
+        List<String> open = new ArrayList<>();
         for (TransactionState s : TransactionState.open()) {
             open.addAll(s.spellings());
         }
@@ -822,8 +835,8 @@ public final class Engine {
     private void validate(List<Operation> ops, int maxOperations) {
         Validation.check(ops, config.targets().names(), maxOperations);
         for (int i = 0; i < ops.size(); i++) {
-            io.mongo2pc.DocumentRef ref = ops.get(i).document();
-            if (ref.target().equals(io.mongo2pc.DocumentRef.DEFAULT_TARGET) && ref.database().equals(config.database())
+            DocumentRef ref = ops.get(i).document();
+            if (ref.target().equals(DocumentRef.DEFAULT_TARGET) && ref.database().equals(config.database())
                     && (ref.collection().equals(config.transactionsCollection())
                     || ref.collection().equals(config.transactionsCollection() + "_clock"))) {
                 throw new InvalidTransactionException("operation " + i + " on " + ref + ": the collection "

@@ -39,7 +39,7 @@ final class Finisher<T> {
      * @param linger how long a round waits for more items after its first, unless it fills up:
      *               fewer, larger requests (the items' work is off their callers' path)
      */
-    Finisher(String name, Consumer<List<T>> work, int capacity, int maxBatch, java.time.Duration linger) {
+    Finisher(String name, Consumer<List<T>> work, int capacity, int maxBatch, Duration linger) {
         this.name = name;
         this.work = work;
         this.maxBatch = maxBatch;

@@ -1,12 +1,17 @@
 package io.mongo2pc.internal;
 
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.Operation;
 import org.bson.Document;
 
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Map;
@@ -58,7 +63,7 @@ final class Participants {
     Result apply(Operation op, Object txId, Instant deadline) {
         try {
             return applyOnce(op, txId, deadline);
-        } catch (com.mongodb.MongoServerException e) {
+        } catch (MongoServerException e) {
             if (Retrier.isTransient(e)) {
                 throw e;
             }
@@ -76,7 +81,7 @@ final class Participants {
 
     /** The release writes of increments: each matches only where the marker is, under the deadline. */
     static List<UpdateOneModel<Document>> releaseWrites(List<Operation.Increment> ops, Object txId, Instant deadline) {
-        List<UpdateOneModel<Document>> writes = new java.util.ArrayList<>(ops.size());
+        List<UpdateOneModel<Document>> writes = new ArrayList<>(ops.size());
         for (Operation.Increment inc : ops) {
             writes.add(new UpdateOneModel<>(
                     fenced(new Document(Fields.ID, inc.document().id()), deadline).append(Fields.MARKERS, txId),
@@ -135,8 +140,8 @@ final class Participants {
         Document lock = new Document("tx", txId).append("kind", OperationCodec.kind(op)).append("c", coordinator);
         Document before = coll.findOneAndUpdate(take,
                 new Document("$set", new Document(Fields.LOCK, lock)).append("$push", new Document(Fields.MARKERS, txId)),
-                new com.mongodb.client.model.FindOneAndUpdateOptions().projection(Projections.exclude("__none"))
-                        .returnDocument(com.mongodb.client.model.ReturnDocument.BEFORE));
+                new FindOneAndUpdateOptions().projection(Projections.exclude("__none"))
+                        .returnDocument(ReturnDocument.BEFORE));
         if (before == null) {
             Result why = whyNotApplied(coll, op, txId, deadline);
             if (why.kind() != Kind.DONE) {
@@ -207,14 +212,14 @@ final class Participants {
         }
         try {
             Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId), update,
-                    new com.mongodb.client.model.FindOneAndUpdateOptions().upsert(true)
-                            .returnDocument(com.mongodb.client.model.ReturnDocument.AFTER)
+                    new FindOneAndUpdateOptions().upsert(true)
+                            .returnDocument(ReturnDocument.AFTER)
                             .projection(Projections.include(Fields.LOCK)));
             // Ran after our deadline: renew the lease and write it again, or it reads as never written.
             return stored != null && isLateInsert(stored) ? Result.EXPIRED : Result.DONE;
-        } catch (com.mongodb.MongoServerException e) {
+        } catch (MongoServerException e) {
             // A findOneAndUpdate reports a duplicate as a command error, an update as a write error.
-            if (com.mongodb.ErrorCategory.fromErrorCode(e.getCode()) != com.mongodb.ErrorCategory.DUPLICATE_KEY) {
+            if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
                 throw e;
             }
             Document existing = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();

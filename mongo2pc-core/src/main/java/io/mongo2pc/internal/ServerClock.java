@@ -6,6 +6,7 @@ import com.mongodb.client.model.ReturnDocument;
 import org.bson.Document;
 
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Date;
 
 /**
@@ -54,7 +55,7 @@ final class ServerClock {
             r = refresh();
         }
         long elapsed = Math.max(0, System.nanoTime() - r.localNanos());
-        return r.server().plusNanos(elapsed).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        return r.server().plusNanos(elapsed).truncatedTo(ChronoUnit.MILLIS);
     }
 
     private synchronized Reading refresh() {

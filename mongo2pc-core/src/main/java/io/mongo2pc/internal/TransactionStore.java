@@ -13,6 +13,7 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
@@ -177,7 +178,7 @@ final class TransactionStore {
      * miss a transaction modified in the very millisecond of the bound.
      */
     static Document notAfter(Instant instant) {
-        return new Document("$lt", Date.from(instant.truncatedTo(java.time.temporal.ChronoUnit.MILLIS).plusMillis(1)));
+        return new Document("$lt", Date.from(instant.truncatedTo(ChronoUnit.MILLIS).plusMillis(1)));
     }
 
     static Document in(TransactionState state) {

@@ -4,14 +4,19 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;
 import org.bson.Document;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.DocumentCodec;
 import org.bson.types.Decimal128;
 import org.bson.types.ObjectId;
 
 import java.math.BigDecimal;
+import java.util.Date;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Refuses bad operations before anything is written: ids that are not plain values, field names
@@ -76,7 +81,7 @@ public final class Validation {
         Document stored = new Document("ops", OperationCodec.encode(operations));
         // Encoded only when a cheap upper bound of the size does not already settle it.
         int bytes = maxBytes(stored, 0) <= MAX_TRANSACTION_BYTES ? 0
-                : new org.bson.RawBsonDocument(stored, new org.bson.codecs.DocumentCodec()).getByteBuffer().remaining();
+                : new RawBsonDocument(stored, new DocumentCodec()).getByteBuffer().remaining();
         if (bytes > MAX_TRANSACTION_BYTES) {
             throw new InvalidTransactionException("a transaction may take at most " + MAX_TRANSACTION_BYTES
                     + " bytes of operations, got " + bytes);
@@ -97,7 +102,7 @@ public final class Validation {
             return 1;
         }
         if (value instanceof Integer || value instanceof Long || value instanceof Double || value instanceof Decimal128
-                || value instanceof ObjectId || value instanceof java.util.Date) {
+                || value instanceof ObjectId || value instanceof Date) {
             return 16;
         }
         if (value instanceof String text) {
@@ -140,7 +145,7 @@ public final class Validation {
         for (Map.Entry<String, Object> e : doc.entrySet()) {
             if (!UPDATE_OPERATORS.contains(e.getKey())) {
                 throw new InvalidTransactionException(where + ": update operator '" + e.getKey() + "' is not allowed (allowed: "
-                        + new java.util.TreeSet<>(UPDATE_OPERATORS) + "; operators and replacement fields cannot be mixed)");
+                        + new TreeSet<>(UPDATE_OPERATORS) + "; operators and replacement fields cannot be mixed)");
             }
             if (!(e.getValue() instanceof Document fields) || fields.isEmpty()) {
                 throw new InvalidTransactionException(where + ": " + e.getKey() + " needs a document of fields, got "
@@ -160,7 +165,7 @@ public final class Validation {
     private static void checkStoredDocument(Document doc, Object id, Object where) {
         for (String key : doc.keySet()) {
             if (key.equals(Fields.ID)) {
-                if (!java.util.Objects.equals(normalizeId(doc.get(key)), normalizeId(id))) {
+                if (!Objects.equals(normalizeId(doc.get(key)), normalizeId(id))) {
                     throw new InvalidTransactionException(where + ": the document's _id " + describe(doc.get(key))
                             + " differs from the operation's id " + describe(id));
                 }
@@ -271,7 +276,7 @@ public final class Validation {
                 String key = e.getKey();
                 if (key.startsWith("$") && !GUARD_OPERATORS.contains(key)) {
                     throw new InvalidTransactionException(where + ": guard operator '" + key + "' is not allowed (allowed: "
-                            + new java.util.TreeSet<>(GUARD_OPERATORS) + ")");
+                            + new TreeSet<>(GUARD_OPERATORS) + ")");
                 }
                 String root = key.indexOf('.') < 0 ? key : key.substring(0, key.indexOf('.'));
                 if (!key.startsWith("$") && (root.equals(Fields.MARKERS) || root.equals(Fields.LOCK) || (depth == 0 && root.equals(Fields.ID)))) {

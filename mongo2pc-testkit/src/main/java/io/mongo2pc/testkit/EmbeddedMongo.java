@@ -5,6 +5,7 @@ import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.mongo2pc.embedded.EmbeddedServer;
+import org.bson.Document;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -121,8 +123,8 @@ public final class EmbeddedMongo implements BeforeAllCallback, AfterAllCallback,
     /** {@link #expireLeases(String)} for tests that run their own server (jqwik properties). */
     public static long expireLeases(MongoClient client, String database) {
         return client.getDatabase(database).getCollection("transactions").updateMany(
-                new org.bson.Document("state", new org.bson.Document("$in", java.util.List.of("pending", "applied", "committed", "canceling"))),
-                new org.bson.Document("$set", new org.bson.Document("lastModified", new java.util.Date(0)))).getModifiedCount();
+                new Document("state", new Document("$in", List.of("pending", "applied", "committed", "canceling"))),
+                new Document("$set", new Document("lastModified", new Date(0)))).getModifiedCount();
     }
 
     /** Skips the invariant check after this test only: say why. */

@@ -14,10 +14,15 @@ import org.bson.conversions.Bson;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -220,9 +225,9 @@ public final class EmbeddedThroughput {
     private static void fsyncLatency(String when) throws IOException {
         Path file = Files.createTempFile(dataParent, "fsync", ".bin");
         long[] micros = new long[200];
-        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file,
-                java.nio.file.StandardOpenOption.WRITE)) {
-            java.nio.ByteBuffer record = java.nio.ByteBuffer.allocate(100);
+        try (FileChannel channel = FileChannel.open(file,
+                StandardOpenOption.WRITE)) {
+            ByteBuffer record = ByteBuffer.allocate(100);
             for (int i = 0; i < micros.length; i++) {
                 record.clear();
                 long start = System.nanoTime();
@@ -233,7 +238,7 @@ public final class EmbeddedThroughput {
         } finally {
             Files.deleteIfExists(file);
         }
-        java.util.Arrays.sort(micros);
+        Arrays.sort(micros);
         System.out.printf(Locale.ROOT, "fsync latency %s (100-byte append + force, %d samples in %s): median %d us, p90 %d us%n",
                 when, micros.length, dataParent, micros[micros.length / 2], micros[micros.length * 9 / 10]);
     }
@@ -246,7 +251,7 @@ public final class EmbeddedThroughput {
     }
 
     private static long cpuNanos(ProcessHandle process) {
-        return process.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
+        return process.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
     }
 
     private static double measure(String name, int threads, Runnable operation) throws InterruptedException {

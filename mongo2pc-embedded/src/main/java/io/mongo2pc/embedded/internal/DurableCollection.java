@@ -9,12 +9,18 @@ import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
+import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.Date;
 import java.util.List;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -73,13 +79,13 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
     /** The encoded size of every stored document, summed now (collection statistics, validate). */
     @Override
     protected synchronized int getDataSize() {
-        io.netty.buffer.ByteBuf buffer = io.netty.buffer.Unpooled.buffer();
+        ByteBuf buffer = Unpooled.buffer();
         try {
             long total = 0;
             for (Document document : documents) {
                 if (document != null) {
                     buffer.clear();
-                    de.bwaldvogel.mongo.wire.bson.BsonEncoder.encodeDocument(document, buffer);
+                    BsonEncoder.encodeDocument(document, buffer);
                     total += buffer.writerIndex();
                 }
             }
@@ -198,7 +204,7 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
             List<Object> ids = requiredIds(query, idField);
             Index<Integer> idIndex = ids == null ? null : idIndex(idField);
             if (idIndex != null) {
-                java.util.TreeSet<Integer> positions = new java.util.TreeSet<>(); // stored order, as a scan would give
+                TreeSet<Integer> positions = new TreeSet<>(); // stored order, as a scan would give
                 for (Object id : ids) {
                     Integer position = idIndex.getPosition(new Document(idField, id));
                     if (position != null) {
@@ -250,7 +256,7 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
                 Object value = plainValue(document.get("$eq"));
                 return value == null ? null : List.of(value);
             }
-            if (document.size() == 1 && document.get("$in") instanceof java.util.Collection<?> values) {
+            if (document.size() == 1 && document.get("$in") instanceof Collection<?> values) {
                 List<Object> ids = new ArrayList<>(values.size());
                 for (Object value : values) {
                     Object plain = plainValue(value);
@@ -270,6 +276,6 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
     private static Object plainValue(Object value) {
         return value instanceof String || value instanceof Integer || value instanceof Long
                 || value instanceof ObjectId || value instanceof UUID || value instanceof Date
-                || value instanceof java.time.Instant ? value : null;
+                || value instanceof Instant ? value : null;
     }
 }

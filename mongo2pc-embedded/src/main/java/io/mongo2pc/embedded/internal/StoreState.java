@@ -7,6 +7,7 @@ import io.netty.buffer.Unpooled;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 
 import java.nio.ByteBuffer;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.LinkedHashMap;
@@ -127,7 +128,7 @@ final class StoreState {
     static Object key(Object id) {
         if (id == null || id instanceof String || id instanceof Integer || id instanceof Long
                 || id instanceof Double || id instanceof ObjectId || id instanceof Boolean
-                || id instanceof UUID || id instanceof Date || id instanceof java.time.Instant) {
+                || id instanceof UUID || id instanceof Date || id instanceof Instant) {
             return id;
         }
         ByteBuf buf = Unpooled.buffer(32);
