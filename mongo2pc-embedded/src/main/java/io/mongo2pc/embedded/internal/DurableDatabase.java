@@ -6,7 +6,6 @@ import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
-import de.bwaldvogel.mongo.backend.memory.index.MemoryUniqueIndex;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.oplog.Oplog;
 
@@ -51,7 +50,7 @@ final class DurableDatabase extends AbstractSynchronizedMongoDatabase<Integer> {
     @Override
     protected Index<Integer> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys,
                                                      boolean sparse) {
-        return new MemoryUniqueIndex(indexName, keys, sparse);
+        return new UniqueIndex(indexName, keys, sparse);
     }
 
     @Override
