@@ -26,17 +26,20 @@ import java.util.UUID;
  * Thread-safety as upstream's: the collection calls it under its lock.
  */
 final class UniqueIndex extends MemoryUniqueIndex {
+    /** The indexed fields if all are top-level (no path to split, no array element to reach), else null. */
+    private final List<String> plainKeys;
 
     UniqueIndex(String name, List<IndexKey> keys, boolean sparse) {
         super(name, keys, sparse);
+        List<String> names = keys.stream().map(IndexKey::getKey).toList();
+        this.plainKeys = names.stream().allMatch(key -> key.indexOf('.') < 0) ? names : null;
     }
 
     @Override
     public Integer getPosition(Document document) {
-        List<String> keys = keys();
-        if (keys.size() == 1) {
-            Object value = document.get(keys.get(0));
-            if (isPlainKey(keys.get(0)) && unchangedByNormalization(value)) {
+        if (plainKeys != null && plainKeys.size() == 1) {
+            Object value = document.get(plainKeys.get(0));
+            if (unchangedByNormalization(value)) {
                 return getPosition(new KeyValue(value));
             }
         }
@@ -45,10 +48,10 @@ final class UniqueIndex extends MemoryUniqueIndex {
 
     @Override
     protected boolean nullAwareEqualsKeys(Document oldDocument, Document newDocument) {
-        for (String key : keys()) {
-            if (!isPlainKey(key)) {
-                return super.nullAwareEqualsKeys(oldDocument, newDocument);
-            }
+        if (plainKeys == null) {
+            return super.nullAwareEqualsKeys(oldDocument, newDocument);
+        }
+        for (String key : plainKeys) {
             boolean present = oldDocument.containsKey(key);
             if (present != newDocument.containsKey(key)) {
                 return super.nullAwareEqualsKeys(oldDocument, newDocument);
@@ -59,11 +62,6 @@ final class UniqueIndex extends MemoryUniqueIndex {
             }
         }
         return true;
-    }
-
-    /** A top-level field: no path to split, no array element to reach. */
-    private static boolean isPlainKey(String key) {
-        return key.indexOf('.') < 0;
     }
 
     /** Values upstream's key normalization returns unchanged (numbers, maps and lists it rewrites). */
