@@ -174,6 +174,13 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
         return matchDocumentsFromStream(all, query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
     }
 
+    /** The clauses of the library's writes are answered by {@link SimpleMatcher}; any other filter by upstream. */
+    @Override
+    protected boolean documentMatchesQuery(Document document, Document query) {
+        Boolean simple = SimpleMatcher.matches(document, query);
+        return simple != null ? simple : super.documentMatchesQuery(document, query);
+    }
+
     /**
      * Filters the stored documents and hands out deep copies (see the class comment); the copies
      * are taken under the collection lock, so each is one consistent version. Upstream's method

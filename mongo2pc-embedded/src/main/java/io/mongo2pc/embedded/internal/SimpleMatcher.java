@@ -1,0 +1,163 @@
+package io.mongo2pc.embedded.internal;
+
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.bson.ObjectId;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Answers the filter clauses a transaction's writes use, without upstream's general matcher (which
+ * splits every field path with a regular expression): equality with a string, ObjectId, UUID or
+ * boolean; {@code $ne} of one; {@code $exists}; {@code $gt}, {@code $gte}, {@code $lt},
+ * {@code $lte} of integers; an array position's {@code $exists} ({@code "markers.999"}); and
+ * {@code $expr: {$lt: ["$$NOW", date]}}. Whenever a clause or a value is of any other kind, or an
+ * array holds values of another type, it answers "unknown" and the caller asks upstream for the
+ * whole filter. {@code SimpleMatcherTest} checks every answer it gives against upstream's.
+ * Stateless and thread-safe.
+ */
+final class SimpleMatcher {
+    private SimpleMatcher() {
+    }
+
+    /** True or false if this class can tell whether {@code document} matches {@code query}; null if not. */
+    static Boolean matches(Document document, Document query) {
+        for (Map.Entry<String, Object> clause : query.entrySet()) {
+            Boolean holds = clause(document, clause.getKey(), clause.getValue());
+            if (holds == null) {
+                return null;
+            }
+            if (!holds) {
+                // The rest could still be one upstream refuses as malformed: let it decide.
+                return allKnown(query) ? Boolean.FALSE : null;
+            }
+        }
+        return Boolean.TRUE;
+    }
+
+    /** True if every clause of {@code query} is of a kind this class answers. */
+    private static boolean allKnown(Document query) {
+        Document empty = new Document();
+        for (Map.Entry<String, Object> clause : query.entrySet()) {
+            if (clause(empty, clause.getKey(), clause.getValue()) == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Boolean clause(Document document, String key, Object condition) {
+        if (key.equals("$expr")) {
+            return nowBefore(condition);
+        }
+        if (key.isEmpty() || key.startsWith("$")) {
+            return null;
+        }
+        int dot = key.indexOf('.');
+        if (dot >= 0) {
+            return arrayPositionExists(document, key, dot, condition);
+        }
+        boolean present = document.containsKey(key);
+        Object value = document.get(key);
+        if (!(condition instanceof Document operators)) {
+            return isPlain(condition) ? equalTo(present, value, condition) : null;
+        }
+        if (operators.size() != 1) {
+            return null;
+        }
+        Map.Entry<String, Object> only = operators.entrySet().iterator().next();
+        Object operand = only.getValue();
+        return switch (only.getKey()) {
+            case "$ne" -> {
+                Boolean equal = isPlain(operand) ? equalTo(present, value, operand) : null;
+                yield equal == null ? null : !equal;
+            }
+            case "$exists" -> operand instanceof Boolean wanted ? present == wanted : null;
+            case "$gt", "$gte", "$lt", "$lte" -> compare(present, value, only.getKey(), operand);
+            default -> null;
+        };
+    }
+
+    /** Equality with a plain value: the field holds it, or is an array of such values that holds it. */
+    private static Boolean equalTo(boolean present, Object value, Object wanted) {
+        if (!present) {
+            return false;
+        }
+        if (value instanceof List<?> list) {
+            for (Object element : list) {
+                if (element == null || element.getClass() != wanted.getClass()) {
+                    return null;
+                }
+            }
+            return list.contains(wanted);
+        }
+        if (value == null || value.getClass() != wanted.getClass()) {
+            return null;
+        }
+        return value.equals(wanted);
+    }
+
+    private static Boolean compare(boolean present, Object value, String operator, Object operand) {
+        if (!isInteger(operand)) {
+            return null;
+        }
+        if (!present) {
+            return false;
+        }
+        if (!isInteger(value)) {
+            return null;
+        }
+        int order = Long.compare(((Number) value).longValue(), ((Number) operand).longValue());
+        return switch (operator) {
+            case "$gt" -> order > 0;
+            case "$gte" -> order >= 0;
+            case "$lt" -> order < 0;
+            default -> order <= 0;
+        };
+    }
+
+    /** {@code "field.N": {$exists: b}} on an array of plain values: whether it has an element N. */
+    private static Boolean arrayPositionExists(Document document, String key, int dot, Object condition) {
+        String field = key.substring(0, dot);
+        String position = key.substring(dot + 1);
+        if (field.isEmpty() || field.startsWith("$") || position.isEmpty() || position.length() > 9
+                || !position.chars().allMatch(Character::isDigit) || (position.length() > 1 && position.charAt(0) == '0')
+                || !(condition instanceof Document operators) || operators.size() != 1
+                || !(operators.get("$exists") instanceof Boolean wanted)) {
+            return null;
+        }
+        if (!document.containsKey(field)) {
+            return !wanted;
+        }
+        if (!(document.get(field) instanceof List<?> list)) {
+            return null;
+        }
+        for (Object element : list) {
+            if (!isPlain(element)) {
+                return null;
+            }
+        }
+        return (list.size() > Integer.parseInt(position)) == wanted;
+    }
+
+    /** {@code {$lt: ["$$NOW", date]}}: the server's clock is still before {@code date}. */
+    private static Boolean nowBefore(Object condition) {
+        if (condition instanceof Document expression && expression.size() == 1
+                && expression.get("$lt") instanceof List<?> operands && operands.size() == 2
+                && "$$NOW".equals(operands.get(0)) && operands.get(1) instanceof Instant deadline) {
+            // the server decodes BSON dates as Instants; upstream reads $$NOW from the same clock
+            return Instant.now().isBefore(deadline);
+        }
+        return null;
+    }
+
+    private static boolean isPlain(Object value) {
+        return value instanceof String || value instanceof ObjectId || value instanceof UUID || value instanceof Boolean;
+    }
+
+    private static boolean isInteger(Object value) {
+        return value instanceof Integer || value instanceof Long;
+    }
+}
