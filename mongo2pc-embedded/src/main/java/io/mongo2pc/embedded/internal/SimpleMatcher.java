@@ -10,8 +10,8 @@ import java.util.UUID;
 
 /**
  * Answers the filter clauses a transaction's writes use, without upstream's general matcher (which
- * splits every field path with a regular expression): equality with a string, ObjectId, UUID or
- * boolean; {@code $ne} of one; {@code $exists}; {@code $gt}, {@code $gte}, {@code $lt},
+ * splits every field path with a regular expression): equality with a string, ObjectId, UUID,
+ * boolean or integer; {@code $ne} and {@code $in} of the first four; {@code $exists}; {@code $gt}, {@code $gte}, {@code $lt},
  * {@code $lte} of integers; an array position's {@code $exists} ({@code "markers.999"}); and
  * {@code $expr: {$lt: ["$$NOW", date]}}. Whenever a clause or a value is of any other kind, or an
  * array holds values of another type, it answers "unknown" and the caller asks upstream for the
@@ -62,7 +62,8 @@ final class SimpleMatcher {
         boolean present = document.containsKey(key);
         Object value = document.get(key);
         if (!(condition instanceof Document operators)) {
-            return isPlain(condition) ? equalTo(present, value, condition) : null;
+            return isPlain(condition) ? equalTo(present, value, condition)
+                    : isInteger(condition) ? integerEqualTo(present, value, condition) : null;
         }
         if (operators.size() != 1) {
             return null;
@@ -75,6 +76,7 @@ final class SimpleMatcher {
                 yield equal == null ? null : !equal;
             }
             case "$exists" -> operand instanceof Boolean wanted ? present == wanted : null;
+            case "$in" -> in(present, value, operand);
             case "$gt", "$gte", "$lt", "$lte" -> compare(present, value, only.getKey(), operand);
             default -> null;
         };
@@ -97,6 +99,30 @@ final class SimpleMatcher {
             return null;
         }
         return value.equals(wanted);
+    }
+
+    /** {@code $in} of plain values: equality with any of them. */
+    private static Boolean in(boolean present, Object value, Object operand) {
+        if (!(operand instanceof List<?> candidates) || candidates.isEmpty()) {
+            return null;
+        }
+        boolean any = false;
+        for (Object candidate : candidates) {
+            Boolean equal = isPlain(candidate) ? equalTo(present, value, candidate) : null;
+            if (equal == null) {
+                return null;
+            }
+            any |= equal;
+        }
+        return any;
+    }
+
+    /** Equality with an integer: the field holds an integer of that value (a double or an array: unknown). */
+    private static Boolean integerEqualTo(boolean present, Object value, Object wanted) {
+        if (!present) {
+            return false;
+        }
+        return isInteger(value) ? ((Number) value).longValue() == ((Number) wanted).longValue() : null;
     }
 
     private static Boolean compare(boolean present, Object value, String operator, Object operand) {

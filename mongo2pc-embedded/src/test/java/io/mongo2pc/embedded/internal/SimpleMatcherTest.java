@@ -50,6 +50,15 @@ class SimpleMatcherTest {
                 .isEqualTo(upstream.matches(account, query));
     }
 
+    @Property(tries = 500)
+    void matches_integerEquality_sameAsUpstream(@ForAll("integers") Object epoch, @ForAll("integers") Object wanted) {
+        Document transaction = new Document("_id", OID_1).append("state", "pending").append("epoch", epoch);
+        Document query = new Document("_id", OID_1).append("state", new Document("$in", List.of("pending", "Pending")))
+                .append("epoch", wanted);
+        assertThat(SimpleMatcher.matches(transaction, query)).as("%s against %s", query, transaction)
+                .isEqualTo(upstream.matches(transaction, query));
+    }
+
     @Provide
     Arbitrary<Object> integers() {
         return Arbitraries.oneOf(Arbitraries.integers().between(-2, 2).map(Object.class::cast),
@@ -118,7 +127,9 @@ class SimpleMatcherTest {
                 Arbitraries.of("$gt", "$gte", "$lt", "$lte").flatMap(op -> Arbitraries.of(0, 30, 31L, -5L, 30.5, "30")
                         .map(v -> (Object) new Document(op, v))),
                 Arbitraries.of(new Document("$gte", 1).append("$lt", 50), new Document("$in", List.of("A", "B")),
-                        new Document("$foo", 1)).map(Object.class::cast));
+                        new Document("$in", List.of(OID_1, true)), new Document("$in", List.of("A", 30)),
+                        new Document("$in", List.of()), new Document("$foo", 1)).map(Object.class::cast),
+                Arbitraries.of(0, 30, -5, 100, 30L, 31L, Long.MAX_VALUE).map(Object.class::cast));
     }
 
     private static Arbitrary<Object> value() {
