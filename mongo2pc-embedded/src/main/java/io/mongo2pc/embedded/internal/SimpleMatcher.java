@@ -149,7 +149,7 @@ final class SimpleMatcher {
         String field = key.substring(0, dot);
         String position = key.substring(dot + 1);
         if (field.isEmpty() || field.startsWith("$") || position.isEmpty() || position.length() > 9
-                || !position.chars().allMatch(Character::isDigit) || (position.length() > 1 && position.charAt(0) == '0')
+                || !position.chars().allMatch(c -> c >= '0' && c <= '9') /* ASCII only, as upstream's \d+ */ || (position.length() > 1 && position.charAt(0) == '0')
                 || !(condition instanceof Document operators) || operators.size() != 1
                 || !(operators.get("$exists") instanceof Boolean wanted)) {
             return null;

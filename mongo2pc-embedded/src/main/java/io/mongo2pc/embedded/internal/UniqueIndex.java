@@ -26,13 +26,13 @@ import java.util.UUID;
  * Thread-safety as upstream's: the collection calls it under its lock.
  */
 final class UniqueIndex extends MemoryUniqueIndex {
-    /** The indexed fields if all are top-level (no path to split, no array element to reach), else null. */
+    /** The indexed fields if all are plain top-level names (no path to split, no operator), else null. */
     private final List<String> plainKeys;
 
     UniqueIndex(String name, List<IndexKey> keys, boolean sparse) {
         super(name, keys, sparse);
         List<String> names = keys.stream().map(IndexKey::getKey).toList();
-        this.plainKeys = names.stream().allMatch(key -> key.indexOf('.') < 0) ? names : null;
+        this.plainKeys = names.stream().allMatch(key -> key.indexOf('.') < 0 && !key.startsWith("$")) ? names : null;
     }
 
     @Override

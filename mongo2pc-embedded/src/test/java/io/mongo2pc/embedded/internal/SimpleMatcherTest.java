@@ -71,6 +71,20 @@ class SimpleMatcherTest {
     }
 
     @Test
+    void matches_arrayPositionInNonAsciiDigits_isAFieldNameAsForUpstream() {
+        Document document = new Document("f", new ArrayList<>(List.of("A", "B", "C", "D")));
+        for (String key : List.of("f.\u0663", "f.\uff10")) {
+            for (boolean wanted : List.of(true, false)) {
+                Document query = new Document(key, new Document("$exists", wanted));
+                Boolean ours = SimpleMatcher.matches(document, query);
+                if (ours != null) {
+                    assertThat(ours).as("%s against %s", query, document).isEqualTo(upstream.matches(document, query));
+                }
+            }
+        }
+    }
+
+    @Test
     void matches_theLibrarysApplyFilter_isAnsweredWithoutUpstream() {
         Document account = new Document("_id", "A").append("balance", 100).append("pendingTransactions", new ArrayList<>(List.of(OID_1)));
         Document filter = new Document("_id", "A")
@@ -105,7 +119,8 @@ class SimpleMatcherTest {
                 Arbitraries.of(FIELDS).flatMap(field -> condition().map(c -> Tuple.of(field, c))),
                 Arbitraries.of(0, 1, 2, 999).flatMap(n -> Arbitraries.of(true, false)
                         .map(b -> Tuple.of("pendingTransactions." + n, (Object) new Document("$exists", b)))),
-                Arbitraries.of("pendingTransactions.01", "pendingTransactions.x", ".0", "$and")
+                Arbitraries.of("pendingTransactions.01", "pendingTransactions.x", ".0", "$and",
+                                "pendingTransactions.\u0663", "pendingTransactions.\uff10")
                         .map(key -> Tuple.of(key, (Object) new Document("$exists", true))),
                 Arbitraries.of(-1, 1).map(days -> Tuple.of("$expr",
                         (Object) new Document("$lt", List.of("$$NOW", Instant.now().plusSeconds(days * 86_400L))))));

@@ -41,7 +41,8 @@ class UniqueIndexTest {
             List.of(new IndexKey("_id", true)),
             List.of(new IndexKey("a", true)),
             List.of(new IndexKey("a", true), new IndexKey("b", true)),
-            List.of(new IndexKey("a.b", true)));
+            List.of(new IndexKey("a.b", true)),
+            List.of(new IndexKey("$", true)));
 
     @Property(tries = 300)
     void getPosition_anyValue_sameAsUpstream(@ForAll("values") List<Object> stored, @ForAll("values") List<Object> probes) {
