@@ -148,8 +148,7 @@ final class SimpleMatcher {
     private static Boolean arrayPositionExists(Document document, String key, int dot, Object condition) {
         String field = key.substring(0, dot);
         String position = key.substring(dot + 1);
-        if (field.isEmpty() || field.startsWith("$") || position.isEmpty() || position.length() > 9
-                || !position.chars().allMatch(c -> c >= '0' && c <= '9') /* ASCII only, as upstream's \d+ */ || (position.length() > 1 && position.charAt(0) == '0')
+        if (field.isEmpty() || field.startsWith("$") || !isArrayPosition(position)
                 || !(condition instanceof Document operators) || operators.size() != 1
                 || !(operators.get("$exists") instanceof Boolean wanted)) {
             return null;
@@ -166,6 +165,12 @@ final class SimpleMatcher {
             }
         }
         return (list.size() > Integer.parseInt(position)) == wanted;
+    }
+
+    /** A non-negative int in ASCII digits without a leading zero (upstream reads anything else, "٣" too, as a field name). */
+    private static boolean isArrayPosition(String position) {
+        return !position.isEmpty() && position.length() <= 9 && position.chars().allMatch(c -> c >= '0' && c <= '9')
+                && (position.length() == 1 || position.charAt(0) != '0');
     }
 
     /** {@code {$lt: ["$$NOW", date]}}: the server's clock is still before {@code date}. */
