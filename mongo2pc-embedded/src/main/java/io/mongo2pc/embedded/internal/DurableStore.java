@@ -19,6 +19,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,7 +27,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -64,7 +65,7 @@ public final class DurableStore implements Journal, AutoCloseable {
     private static final int WAL_HEADER_BYTES = 12;
     private static final int PREALLOCATE_BYTES = 4 * 1024 * 1024;
     /** Forces of the log allowed to run at once (each costs CPU; a few in flight hide the disk's latency). */
-    private static final int MAX_CONCURRENT_FORCES = Integer.getInteger("mongo2pc.embedded.maxConcurrentForces", 4);
+    static final int DEFAULT_MAX_CONCURRENT_FORCES = Integer.getInteger("mongo2pc.embedded.maxConcurrentForces", 4);
     /**
      * Default of how long a waiter may hold its force back while other requests are still being
      * handled (they will append records the same force can cover); see {@link #awaitDurable}.
@@ -81,6 +82,7 @@ public final class DurableStore implements Journal, AutoCloseable {
     private final FileLock fileLock;
     private final long compactThreshold;
     private final long commitDelayNanos;
+    private final int maxConcurrentForces;
 
     private final StoreState state;
     private FileChannel wal;
@@ -89,7 +91,6 @@ public final class DurableStore implements Journal, AutoCloseable {
     private volatile long snapshotBytes;
 
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition durable = lock.newCondition();
     private volatile boolean started;
     /** Serializes taking records from {@link #pending} and writing them; guards the log channel's position and the state. */
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -97,8 +98,10 @@ public final class DurableStore implements Journal, AutoCloseable {
     /** Guarded by lock: the highest record a running force() covers, and how many are running. */
     private long forcingUpTo;
     private int syncsInFlight;
-    /** Guarded by lock: threads inside {@link #awaitDurable}'s wait loop. */
-    private int waiting;
+    /** Guarded by lock: threads parked in {@link #awaitDurable}, not yet woken. */
+    private final List<Waiter> waiters = new ArrayList<>();
+    /** Threads inside {@link #awaitDurable}. */
+    private final AtomicInteger inside = new AtomicInteger();
     /** Requests being handled (between {@link #requestStarted} and {@link #requestFinished}). */
     private final AtomicInteger activeRequests = new AtomicInteger();
     private final LongAdder forces = new LongAdder();
@@ -121,7 +124,8 @@ public final class DurableStore implements Journal, AutoCloseable {
     private volatile long compactions;
 
     private DurableStore(Path dir, FileChannel lockChannel, FileLock fileLock, long compactThreshold,
-                         Duration commitDelay) {
+                         Duration commitDelay, int maxConcurrentForces) {
+        this.maxConcurrentForces = maxConcurrentForces;
         this.dir = dir;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
@@ -145,6 +149,15 @@ public final class DurableStore implements Journal, AutoCloseable {
      * being handled ({@link Duration#ZERO}: never).
      */
     public static DurableStore open(Path dir, long compactThreshold, Duration commitDelay) throws IOException {
+        return open(dir, compactThreshold, commitDelay, DEFAULT_MAX_CONCURRENT_FORCES);
+    }
+
+    /** As {@link #open(Path, long, Duration)}, with how many forces of the log may run at once (at least 1). */
+    static DurableStore open(Path dir, long compactThreshold, Duration commitDelay, int maxConcurrentForces)
+            throws IOException {
+        if (maxConcurrentForces < 1) {
+            throw new IllegalArgumentException("maxConcurrentForces must be at least 1: " + maxConcurrentForces);
+        }
         if (commitDelay.isNegative()) {
             throw new IllegalArgumentException("commit delay must not be negative: " + commitDelay);
         }
@@ -163,7 +176,8 @@ public final class DurableStore implements Journal, AutoCloseable {
                     + " is in use by another embedded server (lock file " + lockFile.toAbsolutePath()
                     + " is held); stop that server or use another --data directory");
         }
-        DurableStore store = new DurableStore(dir, lockChannel, fileLock, compactThreshold, commitDelay);
+        DurableStore store = new DurableStore(dir, lockChannel, fileLock, compactThreshold, commitDelay,
+                maxConcurrentForces);
         try {
             store.recover();
         } catch (IOException | RuntimeException e) {
@@ -324,7 +338,7 @@ public final class DurableStore implements Journal, AutoCloseable {
         try {
             if (old != null) {
                 durableLsn = Math.max(durableLsn, writtenLsn);
-                durable.signalAll();
+                wakeWaiters();
                 // a concurrent force() may still use it: close it once no force is running
                 retired.add(old);
             }
@@ -440,13 +454,15 @@ public final class DurableStore implements Journal, AutoCloseable {
     /**
      * Blocks until record {@code lsn} and all before it are on disk.
      *
-     * <p>Group commit without a writer thread, in two steps. Write: the first waiter to get the
-     * write lock takes every pending record and writes it, in order, to the log (the page cache);
-     * later waiters find their record already written. Force: a waiter whose record is not covered
-     * by a force already running starts its own {@code force()}, concurrently with the others;
-     * when a force returns, everything written before it started is durable. Concurrent forces of
-     * one file are merged by the kernel, so a request waits for about one force, not for the one
-     * running plus its own, and needs no hand-off to another thread.
+     * <p>Group commit without a writer thread. A waiter whose record is not covered by a force
+     * already running claims every record appended so far, writes what is not yet written (in
+     * order, to the page cache) and forces the log, concurrently with other forces (the kernel
+     * merges concurrent forces of one file, so a request waits for about one force, not for the
+     * one running plus its own). Waiters covered by a running force park until it returns; a
+     * returning force wakes exactly the waiters it made durable, and one waiter it did not cover
+     * (to force for it and everyone after it), never all of them: a wake-up costs a context
+     * switch, and on a busy machine waking every waiter for every force cost more CPU than the
+     * forces.
      *
      * <p>Siblings: while some requests being handled are not yet waiting here (they are still
      * computing and will append records), a waiter holds its force back for up to the commit
@@ -459,60 +475,139 @@ public final class DurableStore implements Journal, AutoCloseable {
         if (durableLsn >= lsn) {
             return;
         }
-        if (writtenLsn < lsn) {
-            writeUpTo(lsn);
-        }
-        lock.lock();
-        waiting++;
+        Waiter me = new Waiter(lsn, Thread.currentThread());
+        boolean interrupted = false;
+        inside.incrementAndGet();
         try {
             long holdUntil = 0;
-            while (durableLsn < lsn) {
-                checkFailure();
-                if (forcingUpTo >= lsn || syncsInFlight >= MAX_CONCURRENT_FORCES) {
-                    durable.awaitUninterruptibly();
-                    continue;
+            lock.lock();
+            while (true) {
+                // here with the lock held, and not in the list of waiters
+                if (durableLsn >= lsn) {
+                    lock.unlock();
+                    return;
                 }
-                if (commitDelayNanos > 0 && waiting < activeRequests.get()) {
+                if (failure != null) {
+                    lock.unlock();
+                    checkFailure();
+                }
+                long parkNanos = -1; // below zero: force now; zero: until woken; above: at most that long
+                if (forcingUpTo >= lsn || syncsInFlight >= maxConcurrentForces) {
+                    parkNanos = 0;
+                } else if (commitDelayNanos > 0 && inside.get() < activeRequests.get()) {
                     long now = System.nanoTime();
                     if (holdUntil == 0) {
                         holdUntil = now + commitDelayNanos;
                     }
                     if (now - holdUntil < 0) {
-                        try {
-                            durable.awaitNanos(holdUntil - now);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            holdUntil = now; // stop holding back; the force below must still run
-                        }
-                        continue;
+                        parkNanos = holdUntil - now;
                     }
                 }
-                long target = writtenLsn;
-                FileChannel channel = wal;
-                forcingUpTo = Math.max(forcingUpTo, target);
-                syncsInFlight++;
-                Throwable failed = null;
+                if (parkNanos < 0) {
+                    forceFor();
+                    continue;
+                }
+                me.listed = true;
+                waiters.add(me);
                 lock.unlock();
-                try {
-                    channel.force(false);
-                } catch (Throwable t) {
-                    failed = t;
-                } finally {
-                    lock.lock();
-                    syncsInFlight--;
-                    forces.increment();
-                    if (failed == null) {
-                        durableLsn = Math.max(durableLsn, target);
-                    } else {
-                        fail(failed);
-                    }
-                    closeRetiredIfIdle();
-                    durable.signalAll();
+                if (parkNanos == 0) {
+                    LockSupport.park(this);
+                } else {
+                    LockSupport.parkNanos(this, parkNanos);
+                }
+                // park returns at once while the interrupt flag is set: clear it, restore it on the way out
+                interrupted |= Thread.interrupted();
+                if (!me.listed && durableLsn >= lsn) {
+                    return; // woken by the force that made the record durable: no need for the lock
+                }
+                lock.lock();
+                if (me.listed) {
+                    waiters.remove(me);
+                    me.listed = false;
                 }
             }
         } finally {
-            waiting--;
-            lock.unlock();
+            inside.decrementAndGet();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Claims every record appended so far, writes the ones not yet written and forces the log,
+     * then wakes the waiters. Called with {@link #lock} held; releases it while writing and forcing.
+     */
+    private void forceFor() {
+        long target = appendedLsn;
+        forcingUpTo = Math.max(forcingUpTo, target);
+        syncsInFlight++;
+        Throwable failed = null;
+        lock.unlock();
+        try {
+            writeUpTo(target);
+            FileChannel channel;
+            lock.lock();
+            try {
+                // a log switched since the write was forced by the switch (openWal)
+                channel = wal;
+            } finally {
+                lock.unlock();
+            }
+            channel.force(false);
+        } catch (Throwable t) {
+            failed = t;
+        } finally {
+            lock.lock();
+            syncsInFlight--;
+            forces.increment();
+            if (failed == null) {
+                durableLsn = Math.max(durableLsn, target);
+            } else {
+                fail(failed);
+            }
+            closeRetiredIfIdle();
+            wakeWaiters();
+        }
+    }
+
+    /**
+     * Wakes the waiters whose records are durable (all of them once the log failed), and one whose
+     * record no running force covers, if a force may start; takes them off the list of waiters.
+     * Called with {@link #lock} held.
+     */
+    private void wakeWaiters() {
+        Waiter uncovered = null;
+        for (Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+            Waiter waiter = it.next();
+            if (failure != null || waiter.lsn <= durableLsn) {
+                it.remove();
+                waiter.wake();
+            } else if (uncovered == null && waiter.lsn > forcingUpTo) {
+                uncovered = waiter;
+            }
+        }
+        if (uncovered != null && syncsInFlight < maxConcurrentForces) {
+            waiters.remove(uncovered);
+            uncovered.wake();
+        }
+    }
+
+    /** A thread parked in {@link #awaitDurable}. */
+    private static final class Waiter {
+        final long lsn;
+        final Thread thread;
+        /** In {@link #waiters}; set and cleared under {@link #lock}, read without it by the waiter once woken. */
+        volatile boolean listed;
+
+        Waiter(long lsn, Thread thread) {
+            this.lsn = lsn;
+            this.thread = thread;
+        }
+
+        void wake() {
+            listed = false;
+            LockSupport.unpark(thread);
         }
     }
 
@@ -561,7 +656,7 @@ public final class DurableStore implements Journal, AutoCloseable {
                 if (failure == null) {
                     fail(e);
                 }
-                durable.signalAll();
+                wakeWaiters();
             } finally {
                 lock.unlock();
             }

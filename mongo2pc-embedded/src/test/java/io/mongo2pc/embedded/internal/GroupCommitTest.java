@@ -4,10 +4,14 @@ import de.bwaldvogel.mongo.bson.Document;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -90,6 +94,54 @@ class GroupCommitTest {
 
             CompletableFuture.runAsync(() -> write(store, 1), requests).get(10, TimeUnit.SECONDS);
             assertThat(store.forces() - forcesBefore).isEqualTo(1);
+        }
+    }
+
+    /**
+     * Many requests at once, through log switches and compactions: every one returns (a waiter
+     * that nobody wakes hangs here until the timeout), they share forces, and every acknowledged
+     * record is there after a reopen. With one force at a time, most waiters wait for a force
+     * that does not cover them and must be woken to force for the others.
+     */
+    @ParameterizedTest(name = "at most {0} forces at once")
+    @ValueSource(ints = {1, 4})
+    void manyConcurrentRequests_allReturnDurable_throughLogSwitches(int maxConcurrentForces) throws Exception {
+        int threads = 16;
+        int perThread = 400;
+        Path dir = tmp.resolve("many-" + maxConcurrentForces);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        long forces;
+        try (DurableStore store = DurableStore.open(dir, 32 * 1024, Duration.ofMillis(1), maxConcurrentForces)) {
+            store.start();
+            store.append(new LogRecord(LogRecord.Type.CREATE_COLLECTION, "d", "c", new Document("idField", "_id")));
+            store.awaitAppended();
+            long forcesBefore = store.forces();
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                all.add(CompletableFuture.runAsync(() -> {
+                    for (int i = 0; i < perThread; i++) {
+                        store.requestStarted();
+                        try {
+                            long lsn = store.append(LogRecord.put("d", "c",
+                                    new Document("_id", thread * perThread + i).append("pad", "x".repeat(100))));
+                            store.awaitDurable(lsn);
+                        } finally {
+                            store.requestFinished();
+                        }
+                    }
+                }, pool));
+            }
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+            forces = store.forces() - forcesBefore;
+            assertThat(store.compactions()).as("compactions while running").isPositive();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(forces).as("forces for %d records of %d concurrent requesters", threads * perThread, threads)
+                .isLessThan(threads * perThread);
+        try (DurableStore reopened = DurableStore.open(dir, DurableStore.DEFAULT_COMPACT_THRESHOLD)) {
+            assertThat(reopened.recoveredState().documentCount()).isEqualTo(threads * perThread);
         }
     }
 
