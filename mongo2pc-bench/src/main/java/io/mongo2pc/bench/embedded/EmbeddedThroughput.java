@@ -12,6 +12,7 @@ import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
@@ -143,7 +144,7 @@ public final class EmbeddedThroughput {
         }
     }
 
-    private static MongoClient client(String uri, int poolSize) {
+    static MongoClient client(String uri, int poolSize) {
         return MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(uri))
                 .applyToConnectionPoolSettings(p -> p.maxSize(poolSize))
@@ -151,7 +152,7 @@ public final class EmbeddedThroughput {
     }
 
     /** Fills accounts with {@code docs} accounts acc-0..acc-(docs-1), adding only the missing ones. */
-    private static MongoCollection<Document> load(MongoClient client, int docs) {
+    static MongoCollection<Document> load(MongoClient client, int docs) {
         return load(client, "accounts", docs);
     }
 
@@ -243,14 +244,14 @@ public final class EmbeddedThroughput {
                 when, micros.length, dataParent, micros[micros.length / 2], micros[micros.length * 9 / 10]);
     }
 
-    private static double median(List<Double> values) {
+    static double median(List<Double> values) {
         List<Double> sorted = new ArrayList<>(values);
         sorted.sort(null);
         int n = sorted.size();
         return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
     }
 
-    private static long cpuNanos(ProcessHandle process) {
+    static long cpuNanos(ProcessHandle process) {
         return process.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
     }
 
@@ -301,7 +302,7 @@ public final class EmbeddedThroughput {
         return rate;
     }
 
-    private static void deleteTree(Path dir) throws IOException {
+    static void deleteTree(Path dir) throws IOException {
         if (dir == null) {
             return;
         }
@@ -325,10 +326,20 @@ public final class EmbeddedThroughput {
         }
 
         static ServerProcess start(String mode, Path data, List<String> jvmOptions) throws IOException {
+            return start(mode, data, jvmOptions, null);
+        }
+
+        /** As above, with {@code classpathPrefix} (if not null) ahead of this JVM's classpath. */
+        static ServerProcess start(String mode, Path data, List<String> jvmOptions, String classpathPrefix)
+                throws IOException {
+            String classpath = System.getProperty("java.class.path");
+            if (classpathPrefix != null) {
+                classpath = classpathPrefix + File.pathSeparator + classpath;
+            }
             List<String> command = new ArrayList<>();
             command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             command.addAll(jvmOptions);
-            command.addAll(List.of("-cp", System.getProperty("java.class.path"),
+            command.addAll(List.of("-cp", classpath,
                     "io.mongo2pc.embedded.ServerMain", "--port", "0", mode));
             if (data != null) {
                 command.add(data.toString());
