@@ -476,7 +476,9 @@ public final class DurableStore implements Journal, AutoCloseable {
             return;
         }
         Waiter me = new Waiter(lsn, Thread.currentThread());
-        boolean interrupted = false;
+        // an interrupt would close the log's channel in the middle of a write or force (and fail
+        // the store): clear the flag while here, restore it on the way out
+        boolean interrupted = Thread.interrupted();
         inside.incrementAndGet();
         try {
             long holdUntil = 0;
@@ -504,10 +506,12 @@ public final class DurableStore implements Journal, AutoCloseable {
                     }
                 }
                 if (parkNanos < 0) {
+                    interrupted |= Thread.interrupted();
                     forceFor();
                     continue;
                 }
                 me.listed = true;
+                me.holding = parkNanos > 0;
                 waiters.add(me);
                 lock.unlock();
                 if (parkNanos == 0) {
@@ -515,7 +519,7 @@ public final class DurableStore implements Journal, AutoCloseable {
                 } else {
                     LockSupport.parkNanos(this, parkNanos);
                 }
-                // park returns at once while the interrupt flag is set: clear it, restore it on the way out
+                // park returns at once while the interrupt flag is set: clear it again
                 interrupted |= Thread.interrupted();
                 if (!me.listed && durableLsn >= lsn) {
                     return; // woken by the force that made the record durable: no need for the lock
@@ -527,6 +531,9 @@ public final class DurableStore implements Journal, AutoCloseable {
                 }
             }
         } finally {
+            if (lock.isHeldByCurrentThread()) {
+                lock.unlock(); // only if something threw with the lock held
+            }
             inside.decrementAndGet();
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -573,8 +580,9 @@ public final class DurableStore implements Journal, AutoCloseable {
 
     /**
      * Wakes the waiters whose records are durable (all of them once the log failed), and one whose
-     * record no running force covers, if a force may start; takes them off the list of waiters.
-     * Called with {@link #lock} held.
+     * record no running force covers, if a force may start (one parked until woken: a waiter
+     * holding its force back for siblings wakes by itself when its delay is over); takes them off
+     * the list of waiters. Called with {@link #lock} held.
      */
     private void wakeWaiters() {
         Waiter uncovered = null;
@@ -583,7 +591,7 @@ public final class DurableStore implements Journal, AutoCloseable {
             if (failure != null || waiter.lsn <= durableLsn) {
                 it.remove();
                 waiter.wake();
-            } else if (uncovered == null && waiter.lsn > forcingUpTo) {
+            } else if (uncovered == null && !waiter.holding && waiter.lsn > forcingUpTo) {
                 uncovered = waiter;
             }
         }
@@ -599,6 +607,8 @@ public final class DurableStore implements Journal, AutoCloseable {
         final Thread thread;
         /** In {@link #waiters}; set and cleared under {@link #lock}, read without it by the waiter once woken. */
         volatile boolean listed;
+        /** Parked for at most the commit delay (holding its force back), not until woken; guarded by {@link #lock}. */
+        boolean holding;
 
         Waiter(long lsn, Thread thread) {
             this.lsn = lsn;
@@ -619,6 +629,29 @@ public final class DurableStore implements Journal, AutoCloseable {
     /** The request started with {@link #requestStarted} is answered. */
     public void requestFinished() {
         activeRequests.decrementAndGet();
+    }
+
+    /**
+     * Waits until no force is running (a force with a lower target can still run after the last
+     * record is durable; closing the log under it would fail the store). Used by {@link #close}.
+     */
+    private void awaitNoForce() {
+        while (true) {
+            lock.lock();
+            try {
+                if (syncsInFlight == 0) {
+                    return;
+                }
+            } finally {
+                lock.unlock();
+            }
+            LockSupport.parkNanos(this, 1_000_000);
+        }
+    }
+
+    /** The last record known to be on disk (for tests). */
+    long durableLsn() {
+        return durableLsn;
     }
 
     /** Forces of the log so far (records per force shows how well group commit works). */
@@ -748,6 +781,7 @@ public final class DurableStore implements Journal, AutoCloseable {
         }
         try {
             awaitDurable(appendedLsn);
+            awaitNoForce();
             Future<?> running = compaction;
             if (running != null) {
                 running.get();

@@ -5,7 +5,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -99,19 +100,23 @@ class GroupCommitTest {
 
     /**
      * Many requests at once, through log switches and compactions: every one returns (a waiter
-     * that nobody wakes hangs here until the timeout), they share forces, and every acknowledged
-     * record is there after a reopen. With one force at a time, most waiters wait for a force
-     * that does not cover them and must be woken to force for the others.
+     * that nobody wakes hangs here until the timeout) only once its record is durable, and every
+     * record is there after a reopen; with a commit delay they share forces. With one force at a
+     * time most waiters wait for a force that does not cover them and must be woken to force for
+     * the others; with no delay every such wait is a park until woken.
      */
-    @ParameterizedTest(name = "at most {0} forces at once")
-    @ValueSource(ints = {1, 4})
-    void manyConcurrentRequests_allReturnDurable_throughLogSwitches(int maxConcurrentForces) throws Exception {
+    @ParameterizedTest(name = "at most {0} forces at once, commit delay {1} us")
+    @CsvSource({"1, 0", "1, 1000", "4, 0", "4, 1000"})
+    void manyConcurrentRequests_allReturnDurable_throughLogSwitches(int maxConcurrentForces, int delayMicros)
+            throws Exception {
         int threads = 16;
         int perThread = 400;
-        Path dir = tmp.resolve("many-" + maxConcurrentForces);
+        Path dir = tmp.resolve("many-" + maxConcurrentForces + "-" + delayMicros);
+        LongAdder returnedEarly = new LongAdder();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         long forces;
-        try (DurableStore store = DurableStore.open(dir, 32 * 1024, Duration.ofMillis(1), maxConcurrentForces)) {
+        try (DurableStore store = DurableStore.open(dir, 32 * 1024,
+                Duration.ofNanos(delayMicros * 1000L), maxConcurrentForces)) {
             store.start();
             store.append(new LogRecord(LogRecord.Type.CREATE_COLLECTION, "d", "c", new Document("idField", "_id")));
             store.awaitAppended();
@@ -126,6 +131,9 @@ class GroupCommitTest {
                             long lsn = store.append(LogRecord.put("d", "c",
                                     new Document("_id", thread * perThread + i).append("pad", "x".repeat(100))));
                             store.awaitDurable(lsn);
+                            if (store.durableLsn() < lsn) {
+                                returnedEarly.increment();
+                            }
                         } finally {
                             store.requestFinished();
                         }
@@ -138,8 +146,12 @@ class GroupCommitTest {
         } finally {
             pool.shutdownNow();
         }
-        assertThat(forces).as("forces for %d records of %d concurrent requesters", threads * perThread, threads)
-                .isLessThan(threads * perThread);
+        assertThat(returnedEarly.sum()).as("waits that returned before their record was durable").isZero();
+        if (delayMicros > 0) {
+            // siblings are always in flight here, so a waiter holds its force back for them
+            assertThat(forces).as("forces for %d records of %d concurrent requesters", threads * perThread, threads)
+                    .isLessThan(threads * perThread / 2);
+        }
         try (DurableStore reopened = DurableStore.open(dir, DurableStore.DEFAULT_COMPACT_THRESHOLD)) {
             assertThat(reopened.recoveredState().documentCount()).isEqualTo(threads * perThread);
         }
