@@ -125,12 +125,12 @@ public final class DurableStore implements Journal, AutoCloseable {
 
     private DurableStore(Path dir, FileChannel lockChannel, FileLock fileLock, long compactThreshold,
                          Duration commitDelay, int maxConcurrentForces) {
-        this.maxConcurrentForces = maxConcurrentForces;
         this.dir = dir;
         this.lockChannel = lockChannel;
         this.fileLock = fileLock;
         this.compactThreshold = compactThreshold;
         this.commitDelayNanos = commitDelay.toNanos();
+        this.maxConcurrentForces = maxConcurrentForces;
         this.state = new StoreState();
     }
 
@@ -461,8 +461,8 @@ public final class DurableStore implements Journal, AutoCloseable {
      * one running plus its own). Waiters covered by a running force park until it returns; a
      * returning force wakes exactly the waiters it made durable, and one waiter it did not cover
      * (to force for it and everyone after it), never all of them: a wake-up costs a context
-     * switch, and on a busy machine waking every waiter for every force cost more CPU than the
-     * forces.
+     * switch, and waking every waiter after every force cost 5.8 futex calls and 4.6 context
+     * switches per durable update at 16 client threads (docs/BENCHMARKS.md).
      *
      * <p>Siblings: while some requests being handled are not yet waiting here (they are still
      * computing and will append records), a waiter holds its force back for up to the commit
