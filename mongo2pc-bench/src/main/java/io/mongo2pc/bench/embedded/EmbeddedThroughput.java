@@ -190,10 +190,8 @@ public final class EmbeddedThroughput {
             collections.put("--data", load(diskClient, 1000));
             for (Map.Entry<String, MongoCollection<Document>> e : collections.entrySet()) {
                 MongoCollection<Document> accounts = e.getValue();
-                measure("JIT warm-up " + e.getKey() + " (not reported)", 16, serverWarmup, () -> {
-                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
-                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
-                }, new long[1]);
+                measure("JIT warm-up " + e.getKey() + " (not reported)", 16, serverWarmup, seconds,
+                        simpleUpdate(accounts), new long[1]);
             }
             for (int threads : threadCounts) {
                 Map<String, List<Double>> samples = new LinkedHashMap<>();
@@ -204,10 +202,7 @@ public final class EmbeddedThroughput {
                         long cpuBefore = cpuNanos(server);
                         long[] ops = new long[1];
                         double rate = measure("simple updates " + e.getKey() + " threads=" + threads + " round " + round,
-                                threads, warmup, () -> {
-                                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
-                                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
-                                }, ops);
+                                threads, warmup, seconds, simpleUpdate(accounts), ops);
                         long cpu = cpuNanos(server) - cpuBefore;
                         System.out.printf(Locale.ROOT, "    server CPU per update (incl. warm-up): %.0f us%n", cpu / 1e3 / Math.max(1, ops[0]));
                         samples.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(rate);
@@ -256,14 +251,22 @@ public final class EmbeddedThroughput {
     }
 
     private static double measure(String name, int threads, Runnable operation) throws InterruptedException {
-        return measure(name, threads, warmup, operation, new long[1]);
+        return measure(name, threads, warmup, seconds, operation, new long[1]);
+    }
+
+    /** One simple update: {@code $inc} of a random account's balance among acc-0..acc-999, by {@code _id}. */
+    static Runnable simpleUpdate(MongoCollection<Document> accounts) {
+        return () -> {
+            String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
+            accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
+        };
     }
 
     /**
      * Runs the operation on {@code threads} threads for {@code warmupSeconds} unmeasured, then
-     * {@link #seconds} measured; returns ops/s measured; totalOps[0] = all ops incl. warm-up.
+     * {@code seconds} measured; returns ops/s measured; totalOps[0] = all ops incl. warm-up.
      */
-    private static double measure(String name, int threads, int warmupSeconds, Runnable operation, long[] totalOps)
+    static double measure(String name, int threads, int warmupSeconds, int seconds, Runnable operation, long[] totalOps)
             throws InterruptedException {
         LongAdder all = new LongAdder();
         LongAdder count = new LongAdder();

@@ -2,8 +2,6 @@ package io.mongo2pc.bench.embedded;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.Updates;
 import org.bson.Document;
 
 import java.io.IOException;
@@ -13,9 +11,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Simple updates by {@code _id} ({@code $inc}, 1,000 documents) against several embedded servers
@@ -57,19 +52,20 @@ public final class ServerVariants {
                 servers.add(Server.start(spec));
             }
             for (Server server : servers) {
-                System.out.println("JIT warm-up of [" + server.spec + "] (not reported)");
-                run(server.accounts, threads, warmup);
+                EmbeddedThroughput.measure("JIT warm-up of [" + server.spec + "] (not reported)", threads, 1, warmup,
+                        EmbeddedThroughput.simpleUpdate(server.accounts), new long[1]);
             }
             for (int round = 1; round <= rounds; round++) {
                 for (Server server : servers) {
                     long cpuBefore = EmbeddedThroughput.cpuNanos(server.process.process.toHandle());
-                    long[] ops = run(server.accounts, threads, seconds);
+                    long[] allOps = new long[1];
+                    double rate = EmbeddedThroughput.measure("round " + round + " [" + server.spec + "]", threads, 1,
+                            seconds, EmbeddedThroughput.simpleUpdate(server.accounts), allOps);
                     long cpu = EmbeddedThroughput.cpuNanos(server.process.process.toHandle()) - cpuBefore;
-                    double rate = ops[0] * 1e9 / ops[1];
                     server.rates.add(rate);
-                    server.cpuPerUpdate.add(cpu / 1e3 / ops[2]);
-                    System.out.printf(Locale.ROOT, "round %d [%s]: %,.0f updates/s, server CPU %.1f us per update%n",
-                            round, server.spec, rate, cpu / 1e3 / ops[2]);
+                    server.cpuPerUpdate.add(cpu / 1e3 / allOps[0]);
+                    System.out.printf(Locale.ROOT, "    server CPU per update (incl. the 1 s warm-up): %.1f us%n",
+                            cpu / 1e3 / allOps[0]);
                 }
             }
             System.out.println();
@@ -94,35 +90,6 @@ public final class ServerVariants {
                 server.close();
             }
         }
-    }
-
-    /** Runs updates on {@code threads} threads for {@code seconds}; returns {ops, nanos, all ops incl. the first second's}. */
-    private static long[] run(MongoCollection<Document> accounts, int threads, int seconds) throws InterruptedException {
-        AtomicBoolean running = new AtomicBoolean(true);
-        LongAdder count = new LongAdder();
-        List<Thread> workers = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            Thread worker = new Thread(() -> {
-                while (running.get()) {
-                    String id = "acc-" + ThreadLocalRandom.current().nextInt(1000);
-                    accounts.updateOne(Filters.eq("_id", id), Updates.inc("balance", 1));
-                    count.increment();
-                }
-            });
-            worker.start();
-            workers.add(worker);
-        }
-        Thread.sleep(1000); // let every thread get going before counting
-        long before = count.sum();
-        long start = System.nanoTime();
-        Thread.sleep(seconds * 1000L);
-        long ops = count.sum() - before;
-        long nanos = System.nanoTime() - start;
-        running.set(false);
-        for (Thread worker : workers) {
-            worker.join();
-        }
-        return new long[] {ops, nanos, count.sum()};
     }
 
     private static final class Server implements AutoCloseable {
