@@ -152,7 +152,9 @@ final class Participants {
             if (before == null || op instanceof Operation.Delete || before.get(Fields.LOCK, Document.class).containsKey("undo")) {
                 return Result.DONE;
             }
-            before = strip(before);
+            // This copy is from after the take: without our own marker it is the document as it was
+            // (the take required no markers), except that a missing marker array reads as empty.
+            before = withoutMarker(strip(before), txId);
         }
         if (op instanceof Operation.Delete) {
             return Result.DONE; // the document stays, taken, until release deletes it
@@ -198,6 +200,10 @@ final class Participants {
      * that stamps the server time it ran at ({@code at}) beside the owner's deadline
      * ({@code until}): an insert sent by a paused owner after its deadline is recognisable
      * ({@code at >= until}), and readers and later writers treat it as never written.
+     *
+     * <p>The upsert matches only a copy written under this deadline or an earlier one: a new owner
+     * (later deadline) shares the transaction id, and a paused old owner's late write must not turn
+     * the new owner's insert into one that reads as never written.
      */
     private Result applyInsert(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline) {
         Object id = op.document().id();
@@ -211,12 +217,18 @@ final class Participants {
             update.append("$setOnInsert", content);
         }
         try {
-            Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId), update,
+            Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)
+                            .append(Fields.LOCK + ".until", new Document("$lte", Date.from(deadline))), update,
                     new FindOneAndUpdateOptions().upsert(true)
                             .returnDocument(ReturnDocument.AFTER)
                             .projection(Projections.include(Fields.LOCK)));
-            // Ran after our deadline: renew the lease and write it again, or it reads as never written.
-            return stored != null && isLateInsert(stored) ? Result.EXPIRED : Result.DONE;
+            if (stored != null && isLateInsert(stored)) {
+                // Ran after our deadline, so it reads as never written: remove it (a paused owner
+                // leaves nothing behind), then renew the lease and write it again, or stop.
+                deleteLateInsert(coll, id, stored);
+                return Result.EXPIRED;
+            }
+            return Result.DONE;
         } catch (MongoServerException e) {
             // A findOneAndUpdate reports a duplicate as a command error, an update as a write error.
             if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
@@ -224,12 +236,23 @@ final class Participants {
             }
             Document existing = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
             if (existing != null && isLateInsert(existing)) {
-                // A paused owner's late insert of another transaction: it never happened. Remove it, try again.
-                coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, existing.get(Fields.LOCK, Document.class).get("tx")));
+                // A paused owner's late insert (of another transaction, or of this one under an
+                // earlier owner): it never happened. Remove it, try again.
+                deleteLateInsert(coll, id, existing);
                 return applyInsert(coll, op, txId, deadline);
             }
             return new Result(Kind.REFUSED, "document " + op.document() + " already exists");
         }
+    }
+
+    /**
+     * Deletes a late insert of the transaction named in {@code late} if it is still late: its owner
+     * may have renewed its lease and written it again since (then it is valid and stays).
+     */
+    private static void deleteLateInsert(MongoCollection<Document> coll, Object id, Document late) {
+        coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, late.get(Fields.LOCK, Document.class).get("tx"))
+                .append(Fields.LOCK + ".kind", "insert")
+                .append("$expr", new Document("$gte", List.of("$" + Fields.LOCK + ".at", "$" + Fields.LOCK + ".until"))));
     }
 
     /** True for a document inserted after its owner's deadline: a write that must be treated as never made. */
@@ -249,6 +272,17 @@ final class Participants {
         copy.remove(Fields.LOCK);
         copy.remove(Fields.ID);
         return copy;
+    }
+
+    /** {@code doc} with {@code txId} taken out of its markers. */
+    private static Document withoutMarker(Document doc, Object txId) {
+        Object markers = doc.get(Fields.MARKERS);
+        if (markers instanceof List<?> list) {
+            List<Object> others = new ArrayList<>(list);
+            others.removeIf(marker -> sameId(marker, txId));
+            doc.put(Fields.MARKERS, others);
+        }
+        return doc;
     }
 
     /** Reverses {@code op} if it is in effect for {@code txId}. */
@@ -334,7 +368,7 @@ final class Participants {
         }
         Document lock = current.get(Fields.LOCK, Document.class);
         if (lock != null && isLateInsert(current)) {
-            coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, lock.get("tx")));
+            deleteLateInsert(coll, id, current);
             return new Result(Kind.REFUSED, "document " + op.document() + " does not exist");
         }
         if (lock != null) {

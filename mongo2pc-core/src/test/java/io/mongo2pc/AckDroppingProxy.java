@@ -1,0 +1,104 @@
+package io.mongo2pc;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+
+/**
+ * A TCP proxy in front of a MongoDB-compatible server: requests go through unchanged; for the first
+ * {@code drops} requests that {@code trigger} accepts, the request is forwarded and answered by the
+ * server (so the write is applied), but the reply is dropped and the connection closed: a lost
+ * acknowledgement, as the driver sees it after a network failure.
+ */
+final class AckDroppingProxy implements AutoCloseable {
+    private final ServerSocket server;
+    private final String host;
+    private final int port;
+    private final AtomicInteger drops = new AtomicInteger();
+    private volatile Predicate<String> trigger = s -> false;
+    final AtomicInteger dropped = new AtomicInteger();
+
+    AckDroppingProxy(String mongoUri) throws IOException {
+        URI uri = URI.create(mongoUri.replace("mongodb://", "http://"));
+        this.host = uri.getHost();
+        this.port = uri.getPort();
+        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread t = new Thread(this::accept, "proxy");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    String uri() {
+        return "mongodb://127.0.0.1:" + server.getLocalPort();
+    }
+
+    /** Drops the replies of the next {@code n} requests whose text (ISO-8859-1 of the bytes) {@code trigger} accepts. */
+    void dropReplies(int n, Predicate<String> trigger) {
+        this.trigger = trigger;
+        drops.set(n);
+    }
+
+    private void accept() {
+        while (!server.isClosed()) {
+            try {
+                Socket client = server.accept();
+                Thread t = new Thread(() -> serve(client), "proxy-conn");
+                t.setDaemon(true);
+                t.start();
+            } catch (IOException e) {
+                return;
+            }
+        }
+    }
+
+    private void serve(Socket client) {
+        try (client; Socket upstream = new Socket(host, port)) {
+            DataInputStream fromClient = new DataInputStream(client.getInputStream());
+            DataInputStream fromServer = new DataInputStream(upstream.getInputStream());
+            OutputStream toServer = upstream.getOutputStream();
+            OutputStream toClient = client.getOutputStream();
+            while (true) {
+                byte[] request = readMessage(fromClient);
+                String text = new String(request, StandardCharsets.ISO_8859_1);
+                boolean drop = false;
+                if (drops.get() > 0 && trigger.test(text) && drops.getAndDecrement() > 0) {
+                    drop = true;
+                }
+                toServer.write(request);
+                toServer.flush();
+                byte[] reply = readMessage(fromServer);
+                if (drop) {
+                    dropped.incrementAndGet();
+                    return; // the write is applied; its acknowledgement never arrives
+                }
+                toClient.write(reply);
+                toClient.flush();
+            }
+        } catch (IOException e) {
+            // connection closed
+        }
+    }
+
+    private static byte[] readMessage(DataInputStream in) throws IOException {
+        byte[] header = new byte[4];
+        in.readFully(header);
+        int length = (header[0] & 0xff) | (header[1] & 0xff) << 8 | (header[2] & 0xff) << 16 | (header[3] & 0xff) << 24;
+        byte[] message = new byte[length];
+        System.arraycopy(header, 0, message, 0, 4);
+        in.readFully(message, 4, length - 4);
+        return message;
+    }
+
+    @Override
+    public void close() throws IOException {
+        server.close();
+    }
+}
