@@ -128,6 +128,32 @@ class GenericTransactionTest {
     }
 
     @Test
+    void readCommitted_documentInATransactionOfAnotherCoordinator_refusesInsteadOfShowingItsWork() {
+        // Regression: a marker whose transaction is not in the reader's transactions collection was
+        // read as committed, so another coordinator's uncommitted debit was shown.
+        String[] dbs = fresh();
+        DocumentRef account = new DocumentRef(DocumentRef.DEFAULT_TARGET, dbs[1], "accounts", "A");
+        TransactionManager otherCoordinator = TransactionManager.builder().target("default", bank.client())
+                .database(dbs[1] + "other").build();
+        List<String> seen = new ArrayList<>();
+        CrashHook look = (p, id) -> {
+            if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 3))) {
+                assertThatThrownBy(() -> otherCoordinator.readCommitted(account))
+                        .isInstanceOf(TransactionException.class).hasMessageContaining(String.valueOf(id))
+                        .hasMessageContaining(dbs[1] + "other.transactions");
+                assertThatThrownBy(() -> otherCoordinator.readCommitted(List.of(account)))
+                        .isInstanceOf(TransactionException.class);
+                assertThat(manager(dbs, "same", CrashHook.NONE).readCommitted(account).orElseThrow().get("balance"))
+                        .as("the transaction's own coordinator reads the balance before the debit").isEqualTo(100L);
+                seen.add(p.toString());
+            }
+        };
+        assertThat(manager(dbs, "app", look).run(payment(dbs, 30)).state()).isEqualTo(TransactionState.DONE);
+        assertThat(seen).hasSize(1);
+        assertThat(otherCoordinator.readCommitted(account).orElseThrow().get("balance")).as("once released").isEqualTo(70L);
+    }
+
+    @Test
     void exclusiveOperations_conflictWithAnotherTransaction_whichCancelsAfterTheConflictTimeout() {
         String[] dbs = fresh();
         DocumentRef order = new DocumentRef("shop", dbs[0], "orders", "o1");

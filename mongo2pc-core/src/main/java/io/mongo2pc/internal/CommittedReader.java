@@ -112,7 +112,7 @@ final class CommittedReader {
             if (Participants.isLateInsert(doc)) {
                 return Optional.empty();
             }
-            boolean committed = isCommitted(transaction.apply(lockTx));
+            boolean committed = isCommitted(known(ref, lockTx, transaction));
             String kind = lock.getString("kind");
             if ("insert".equals(kind) && !committed || "delete".equals(kind) && committed) {
                 return Optional.empty();
@@ -129,14 +129,30 @@ final class CommittedReader {
                 if (Participants.sameId(marker, lockTx)) {
                     continue;
                 }
-                Document tx = transaction.apply(marker);
-                if (!isCommitted(tx) && tx != null) {
+                Document tx = known(ref, marker, transaction);
+                if (!isCommitted(tx)) {
                     subtractIncrement(view, ref, operationsOf.apply(tx));
                 }
             }
             view.put(Fields.MARKERS, new ArrayList<>());
         }
         return Optional.of(view);
+    }
+
+    /**
+     * The transaction {@code id} that {@code ref} names. One this coordinator does not know (run by
+     * a coordinator with another transactions collection, or removed while its marker stayed) has
+     * a state and operations this reader cannot see: refuse rather than guess.
+     */
+    private Document known(DocumentRef ref, Object id, Function<Object, Document> transaction) {
+        Document tx = transaction.apply(id);
+        if (tx == null) {
+            throw new TransactionException("cannot read " + ref + " as committed: it names transaction " + id
+                    + ", which is not in " + store.collection().getNamespace().getFullName()
+                    + " (all transactions on a document read as committed must share one transactions collection)",
+                    id, null);
+        }
+        return tx;
     }
 
     private static boolean isCommitted(Document transaction) {
