@@ -38,7 +38,7 @@ class LostAcknowledgementTest {
                 new Document("_id", "A").append("balance", 100L).append("pendingTransactions", List.of()));
         DocumentRef order = new DocumentRef(DocumentRef.DEFAULT_TARGET, db, "orders", "o1");
         DocumentRef account = new DocumentRef(DocumentRef.DEFAULT_TARGET, db, "accounts", "A");
-        try (AckDroppingProxy proxy = new AckDroppingProxy(mongo.uri());
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
              MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
                      .applyConnectionString(new ConnectionString(proxy.uri()))
                      .applyToClusterSettings(b -> b.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {

@@ -381,6 +381,15 @@ final class Participants {
             return new Result(Kind.BUSY, "document " + op.document() + " has " + markers.size()
                     + " pending transactions, the most allowed (maxMarkers)");
         }
+        // Nothing above explains the refusal: the guard fails, or what refused the write (another
+        // transaction's lock or markers) was gone by the time of the read above. Only a guard that
+        // fails now cancels; otherwise the write is tried again.
+        Document guardHolds = new Document(Fields.ID, id);
+        guardHolds.putAll(op.guard());
+        if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() != null) {
+            return new Result(Kind.BUSY, "conflict: the write to " + op.document()
+                    + " was refused while another transaction held it, and the guard holds now");
+        }
         return new Result(Kind.REFUSED, "guard " + op.guard().toJson() + " does not hold on " + op.document());
     }
 

@@ -10,23 +10,27 @@ import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 /**
- * A TCP proxy in front of a MongoDB-compatible server: requests go through unchanged; for the first
+ * A TCP proxy in front of a MongoDB-compatible server: requests go through unchanged, optionally
+ * after an action that changes the data first (a race placed exactly); for the first
  * {@code drops} requests that {@code trigger} accepts, the request is forwarded and answered by the
  * server (so the write is applied), but the reply is dropped and the connection closed: a lost
  * acknowledgement, as the driver sees it after a network failure.
  */
-final class AckDroppingProxy implements AutoCloseable {
+final class FaultProxy implements AutoCloseable {
     private final ServerSocket server;
     private final String host;
     private final int port;
     private final AtomicInteger drops = new AtomicInteger();
     private volatile Predicate<String> trigger = s -> false;
     final AtomicInteger dropped = new AtomicInteger();
+    private volatile Predicate<String> beforeTrigger = s -> false;
+    private final AtomicReference<Runnable> before = new AtomicReference<>();
 
-    AckDroppingProxy(String mongoUri) throws IOException {
+    FaultProxy(String mongoUri) throws IOException {
         URI uri = URI.create(mongoUri.replace("mongodb://", "http://"));
         this.host = uri.getHost();
         this.port = uri.getPort();
@@ -38,6 +42,12 @@ final class AckDroppingProxy implements AutoCloseable {
 
     String uri() {
         return "mongodb://127.0.0.1:" + server.getLocalPort();
+    }
+
+    /** Runs {@code action} once, just before forwarding the next request that {@code trigger} accepts. */
+    void runBefore(Predicate<String> trigger, Runnable action) {
+        this.beforeTrigger = trigger;
+        this.before.set(action);
     }
 
     /** Drops the replies of the next {@code n} requests whose text (ISO-8859-1 of the bytes) {@code trigger} accepts. */
@@ -71,6 +81,12 @@ final class AckDroppingProxy implements AutoCloseable {
                 boolean drop = false;
                 if (drops.get() > 0 && trigger.test(text) && drops.getAndDecrement() > 0) {
                     drop = true;
+                }
+                if (before.get() != null && beforeTrigger.test(text)) {
+                    Runnable action = before.getAndSet(null);
+                    if (action != null) {
+                        action.run();
+                    }
                 }
                 toServer.write(request);
                 toServer.flush();
