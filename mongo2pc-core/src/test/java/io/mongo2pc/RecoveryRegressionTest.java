@@ -1,6 +1,11 @@
 package io.mongo2pc;
 
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
 import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.embedded.EmbeddedServer;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -9,6 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -65,6 +71,47 @@ class RecoveryRegressionTest {
      * in milliseconds, so the takeover's equality filter on the lastModified it had read never
      * matched: no transaction stamped by mongo2pc itself could ever be recovered or canceled.
      */
+    @Test
+    void recover_oneTransactionWhoseTargetIsDown_doesNotKeepTheOthersFromBeingRecovered() {
+        // Regression: the first transaction that failed ended the whole pass, and the next pass met
+        // it first again, so one transaction on a server that was down blocked every recovery.
+        EmbeddedServer shop = EmbeddedServer.inMemory().start();
+        String shopUri = shop.uri();
+        DocumentRef order = new DocumentRef("shop", mongo.database(), "orders", "o1");
+        try (MongoClient shopClient = MongoClients.create(shopUri)) {
+            shopClient.getDatabase(mongo.database()).getCollection("orders").insertOne(new Document("_id", "o1").append("n", 0));
+            AtomicBoolean armed = new AtomicBoolean(true);
+            TransactionManager owner = TransactionManager.builder().target("default", mongo.client()).target("shop", shopClient)
+                    .database(mongo.database()).application("owner").lease(Duration.ofMillis(100))
+                    .crashHook((reached, id) -> {
+                        if (reached.equals(CrashPoint.after(Step.APPLY, 0)) && armed.getAndSet(false)) {
+                            throw new Crash();
+                        }
+                    }).build();
+            // the oldest stale transaction touches the shop server, the next one only default
+            assertThatThrownBy(() -> owner.run(List.of(Operation.increment(order, "n", 1L, null),
+                    Operation.increment(DocumentRef.of(mongo.database(), "accounts", "A"), "balance", -5L, null))))
+                    .isInstanceOf(Crash.class);
+            armed.set(true);
+            assertThatThrownBy(() -> owner.run(transfer(10))).isInstanceOf(Crash.class);
+        }
+        shop.close(); // the shop server goes down
+        try (MongoClient deadShop = MongoClients.create(MongoClientSettings.builder().applyConnectionString(new ConnectionString(shopUri))
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(200, TimeUnit.MILLISECONDS)).build())) {
+            TransactionManager recovering = TransactionManager.builder().target("default", mongo.newClient()).target("shop", deadShop)
+                    .database(mongo.database()).application("recoverer").retryTimeout(Duration.ofMillis(500)).build();
+            mongo.expireLeases(mongo.database());
+
+            RecoveryReport report = recovering.recover(Duration.ZERO);
+
+            assertThat(report.skipped()).as("the transaction on the server that is down").isEqualTo(1);
+            assertThat(report.rolledForward()).as("the transfer behind it").isEqualTo(1);
+        }
+        assertThat(balance("A")).as("the transfer rolled forward; the other debit of A never applied").isEqualTo(990L);
+        assertThat(balance("B")).isEqualTo(1010L);
+        mongo.skipInvariants("one transaction stays open: its server is down for good in this test");
+    }
+
     @Test
     void takeover_lastModifiedStampedByServerWithSubMillisecondPrecision_stillMatches() throws Exception {
         // given: an owner stamped lastModified with $currentDate, then died after the first apply

@@ -55,6 +55,8 @@ import static io.mongo2pc.TransactionState.PENDING;
 public final class Engine {
     private static final Logger log = LoggerFactory.getLogger(Engine.class);
     private static final int RECOVERY_BATCH = 500;
+    /** A recovery pass stops after this many transactions in a row failed (the database is failing, not them). */
+    private static final int MAX_RECOVERY_FAILURES_IN_A_ROW = 3;
 
     /** Settings the engine needs, resolved by the public builder. */
     public record Config(Targets targets, String database, String transactionsCollection, String application,
@@ -647,8 +649,23 @@ public final class Engine {
         int rolledForward = 0;
         int canceled = 0;
         int skipped = 0;
+        int failedInARow = 0;
         for (Document seen : stale) {
-            Optional<TransactionOutcome> outcome = takeOverAndDrive(seen, staleBefore(seen, now, olderThan), null);
+            Optional<TransactionOutcome> outcome;
+            try {
+                outcome = takeOverAndDrive(seen, staleBefore(seen, now, olderThan), null);
+                failedInARow = 0;
+            } catch (TransactionException | MongoException e) {
+                // One transaction that cannot be finished now (a target down, an outcome unknown)
+                // must not keep the others waiting: it stays stale and the next pass tries again.
+                // Several in a row: the database itself is failing, so the pass stops and says so.
+                if (++failedInARow >= MAX_RECOVERY_FAILURES_IN_A_ROW) {
+                    throw e;
+                }
+                log.warn("recovery of transaction {} failed, left to the next pass: {}", seen.get(Fields.ID), e.toString());
+                skipped++;
+                continue;
+            }
             if (outcome.isEmpty()) {
                 skipped++;
             } else if (outcome.get().isDone()) {

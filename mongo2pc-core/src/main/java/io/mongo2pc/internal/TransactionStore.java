@@ -169,7 +169,8 @@ final class TransactionStore {
                 .append("$or", List.of(
                         new Document(Fields.LAST_MODIFIED, notAfter(staleBefore)),
                         new Document(Fields.LAST_MODIFIED, new Document("$exists", false))));
-        return transactions.find(filter).projection(Projections.exclude("__none")).limit(limit).into(new ArrayList<>());
+        return transactions.find(filter).projection(Projections.exclude("__none"))
+                .sort(Sorts.ascending(Fields.LAST_MODIFIED)).limit(limit).into(new ArrayList<>());
     }
 
     /**
