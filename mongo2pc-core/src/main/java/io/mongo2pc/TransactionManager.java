@@ -203,6 +203,9 @@ public final class TransactionManager implements AutoCloseable {
 
     /** The immutable settings a manager was built with. */
     public static final class Settings {
+        /** Clock skew allowed between database servers unless set otherwise (or half a shorter lease). */
+        public static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofSeconds(1);
+
         private final Map<String, MongoClient> targets;
         private final String database;
         private final String transactionsCollection;
@@ -230,7 +233,14 @@ public final class TransactionManager implements AutoCloseable {
             this.owner = b.application + "@" + ManagementFactory.getRuntimeMXBean().getName() + "/"
                     + UUID.randomUUID().toString().substring(0, 8);
             this.lease = b.lease;
-            this.maxClockSkew = b.maxClockSkew.compareTo(b.lease.dividedBy(2)) > 0 ? b.lease.dividedBy(2) : b.maxClockSkew;
+            if (b.maxClockSkew != null && b.maxClockSkew.compareTo(b.lease.dividedBy(2)) > 0) {
+                throw new IllegalArgumentException("maxClockSkew " + b.maxClockSkew.toMillis() + "ms is more than half the lease "
+                        + b.lease.toMillis() + "ms: an owner would have too little of its lease left to write in;"
+                        + " lengthen the lease or allow less skew");
+            }
+            // the default skew shrinks with a short lease
+            this.maxClockSkew = b.maxClockSkew != null ? b.maxClockSkew
+                    : DEFAULT_MAX_CLOCK_SKEW.compareTo(b.lease.dividedBy(2)) > 0 ? b.lease.dividedBy(2) : DEFAULT_MAX_CLOCK_SKEW;
             this.retryTimeout = b.retryTimeout;
             this.conflictTimeout = b.conflictTimeout;
             this.maxOperations = b.maxOperations;
@@ -269,7 +279,8 @@ public final class TransactionManager implements AutoCloseable {
         private String transactionsCollection = "transactions";
         private String application = "mongo2pc";
         private Duration lease = Duration.ofSeconds(30);
-        private Duration maxClockSkew = Duration.ofSeconds(1);
+        /** Null: the default, {@link Settings#DEFAULT_MAX_CLOCK_SKEW} or half the lease, whichever is less. */
+        private Duration maxClockSkew;
         private Duration retryTimeout = Duration.ofSeconds(30);
         private Duration conflictTimeout = Duration.ofSeconds(5);
         private int maxOperations = 100;
@@ -335,7 +346,8 @@ public final class TransactionManager implements AutoCloseable {
         /**
          * How far the clocks of the database servers (targets, replica-set members) may disagree. An
          * owner's writes are refused by the server from lease minus this after its last stamp.
-         * Default 1s; never more than half the lease.
+         * Default 1s, or half the lease if that is less; {@code build()} refuses more than half the
+         * lease.
          */
         public Builder maxClockSkew(Duration maxClockSkew) {
             if (maxClockSkew == null || maxClockSkew.isNegative()) {
