@@ -20,7 +20,10 @@ import java.util.Set;
  * ]}
  * }</pre>
  * {@code target} defaults to {@code default}. Anything malformed is refused with an
- * {@link InvalidTransactionException} naming the operation and the field. Stateless.
+ * {@link InvalidTransactionException} naming the operation and the field. The text is read as
+ * {@code Document.parse} reads it, which is lenient (unquoted names, the last of duplicate keys,
+ * text after the object ignored): check it as strict JSON first where that matters, as the CLI's
+ * {@code tx} does. Stateless.
  */
 public final class TransactionJson {
     private static final Set<String> KNOWN = Set.of("op", "target", "db", "coll", "id", "doc", "update", "inc", "guard");

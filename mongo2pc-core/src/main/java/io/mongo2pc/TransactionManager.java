@@ -6,6 +6,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.internal.Engine;
 import io.mongo2pc.internal.Targets;
+import io.mongo2pc.internal.Validation;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 
@@ -306,8 +307,9 @@ public final class TransactionManager implements AutoCloseable {
 
         /** Database of the transactions collection. Default {@code mongo2pc}. */
         public Builder database(String database) {
-            if (database == null || database.isBlank() || database.contains(".") || database.contains("$")) {
-                throw new IllegalArgumentException("invalid database name '" + database + "'");
+            String problem = Validation.databaseNameProblem(database);
+            if (problem != null) {
+                throw new IllegalArgumentException("invalid database name '" + database + "': " + problem);
             }
             this.database = database;
             return this;
@@ -315,8 +317,9 @@ public final class TransactionManager implements AutoCloseable {
 
         /** Name of the transactions collection. Default {@code transactions}. */
         public Builder transactionsCollection(String name) {
-            if (name == null || name.isBlank() || name.contains("$")) {
-                throw new IllegalArgumentException("invalid collection name '" + name + "'");
+            String problem = Validation.collectionNameProblem(name);
+            if (problem != null) {
+                throw new IllegalArgumentException("invalid collection name '" + name + "': " + problem);
             }
             this.transactionsCollection = name;
             return this;

@@ -41,7 +41,7 @@ public final class Bank {
 
     /** What {@link #verify} found; {@code ok} when every check holds. */
     public record Verification(boolean ok, BigDecimal total, long accounts, long negative, long markers, long open,
-                               BigDecimal expectedTotal) { }
+                               long invalid, BigDecimal expectedTotal) { }
 
     private final TransactionManager manager;
     private final MongoCollection<Document> accounts;
@@ -167,20 +167,28 @@ public final class Bank {
     public List<Account> list() {
         List<Account> list = new ArrayList<>();
         for (Document d : accounts.find().projection(Projections.exclude("__none")).sort(new Document("_id", 1))) {
-            list.add(new Account(d.get("_id"), (Number) d.get("balance"), d.getList("pendingTransactions", Object.class, List.of())));
+            // written by anyone: a balance that is not a number reads as null, markers that are not a list as none
+            list.add(new Account(d.get("_id"), d.get("balance") instanceof Number n ? n : null,
+                    d.get("pendingTransactions") instanceof List<?> markers ? new ArrayList<Object>(markers) : List.of()));
         }
         return list;
     }
 
-    /** Checks the books: total (against {@code expectedTotal} if not null), no negative balance, no marker, nothing open. */
+    /**
+     * Checks the books: total (against {@code expectedTotal} if not null), every balance a number
+     * and none negative, no marker, nothing open.
+     */
     public Verification verify(Number expectedTotal) {
         BigDecimal total = BigDecimal.ZERO;
         long count = 0;
         long negative = 0;
         long markers = 0;
+        long invalid = 0;
         for (Account account : list()) {
             count++;
-            if (account.balance() != null) {
+            if (account.balance() == null) {
+                invalid++;
+            } else {
                 BigDecimal balance = Amounts.toBigDecimal(account.balance());
                 total = total.add(balance);
                 if (balance.signum() < 0) {
@@ -196,8 +204,9 @@ public final class Bank {
             }
         }
         BigDecimal expected = expectedTotal == null ? null : Amounts.toBigDecimal(expectedTotal);
-        boolean ok = (expected == null || expected.compareTo(total) == 0) && negative == 0 && markers == 0 && open == 0;
-        return new Verification(ok, total, count, negative, markers, open, expected);
+        boolean ok = (expected == null || expected.compareTo(total) == 0) && negative == 0 && markers == 0 && open == 0
+                && invalid == 0;
+        return new Verification(ok, total, count, negative, markers, open, invalid, expected);
     }
 
     /** The number of markers on all accounts. */

@@ -1,6 +1,7 @@
 package io.mongo2pc.cli;
 
 import io.mongo2pc.DocumentRef;
+import io.mongo2pc.internal.Validation;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 import picocli.CommandLine.Command;
@@ -51,8 +52,12 @@ final class ReadCommand extends BaseCommand {
         } else if (!target.equals(DocumentRef.DEFAULT_TARGET)) {
             throw CliException.badInput("unknown target '" + target + "': give it as --target NAME=URI");
         }
-        if (database.isBlank() || database.contains("$") || collection.isBlank() || collection.contains("$")) {
-            throw CliException.badInput("invalid database or collection name: " + database + "." + collection);
+        String problem = Validation.databaseNameProblem(database);
+        if (problem == null && !collection.startsWith("system.")) { // a plain read of a system collection is allowed
+            problem = Validation.collectionNameProblem(collection);
+        }
+        if (problem != null) {
+            throw CliException.badInput("invalid database or collection name " + database + "." + collection + ": " + problem);
         }
         try (Session session = Session.open(globals(), targets)) {
             for (Object candidate : candidates(id)) {

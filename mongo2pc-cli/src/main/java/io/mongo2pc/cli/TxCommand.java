@@ -1,5 +1,10 @@
 package io.mongo2pc.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionJson;
@@ -9,7 +14,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
-import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -38,9 +45,24 @@ final class TxCommand extends BaseCommand {
         return json;
     }
 
+    /** Strict JSON: one value, no trailing text, no duplicate keys, quoted names, no comments. */
+    private static final ObjectMapper STRICT = JsonMapper.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .build();
+
     @Override
     int run() throws IOException {
-        List<Operation> operations = TransactionJson.parse(read(file));
+        String text = read(file);
+        try {
+            STRICT.readTree(text);
+        } catch (JsonProcessingException e) {
+            // TransactionJson reads MongoDB's lenient extended JSON (last duplicate key wins, text
+            // after the object ignored): a file that says two things must not run either of them
+            throw CliException.badInput("not valid JSON: " + e.getOriginalMessage() + " at line "
+                    + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr());
+        }
+        List<Operation> operations = TransactionJson.parse(text);
         TransactionOutcome outcome;
         try (Session session = Session.open(globals(), targets)) {
             outcome = session.manager().run(operations);
@@ -56,14 +78,25 @@ final class TxCommand extends BaseCommand {
     }
 
     private String read(String file) throws IOException {
+        byte[] bytes;
         if (file.equals("-")) {
-            InputStream in = System.in;
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            bytes = System.in.readAllBytes();
+        } else {
+            Path path = Path.of(file);
+            if (Files.isDirectory(path)) {
+                throw CliException.badInput(file + " is a directory, not a JSON file");
+            }
+            try {
+                bytes = Files.readAllBytes(path);
+            } catch (NoSuchFileException e) {
+                throw CliException.badInput("no such file: " + file);
+            }
         }
         try {
-            return Files.readString(Path.of(file));
-        } catch (NoSuchFileException e) {
-            throw CliException.badInput("no such file: " + file);
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            throw CliException.badInput((file.equals("-") ? "standard input" : file) + " is not UTF-8 text");
         }
     }
 }

@@ -64,6 +64,9 @@ final class VerifyCommand extends BaseCommand {
         if (v.negative() > 0) {
             sb.append(v.negative()).append(" account(s) with a negative balance; ");
         }
+        if (v.invalid() > 0) {
+            sb.append(v.invalid()).append(" account(s) whose balance is missing or not a number; ");
+        }
         if (v.markers() > 0) {
             sb.append(v.markers()).append(" marker(s) left on accounts (run `mongo2pc recover`); ");
         }

@@ -245,6 +245,28 @@ class CommandsTest {
     }
 
     @Test
+    void verify_balanceThatIsNotANumber_notOk_exit1_andAccountsListStillLists() {
+        // Regression: both ended in a ClassCastException (exit 1 without the contract's keys).
+        accounts(10);
+        db().getCollection("accounts").insertOne(new Document("_id", "S").append("balance", "abc").append("pendingTransactions", List.of()));
+        try {
+            CliRunner.Result list = cli.run("accounts", "list", "--json");
+            assertThat(list.exitCode()).as(list.toString()).isZero();
+            assertThat(list.keys()).containsExactly("accounts", "total");
+            assertThat(list.json().get("total").asLong()).isEqualTo(10);
+
+            CliRunner.Result r = cli.run("verify", "--json");
+            assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+            assertThat(r.keys()).containsExactly("ok", "total", "accounts", "negative", "markers", "open");
+            assertThat(r.json().get("ok").asBoolean()).isFalse();
+            assertThat(r.json().get("accounts").asInt()).isEqualTo(2);
+            assertThat(r.err()).contains("balance is missing or not a number");
+        } finally {
+            db().drop();
+        }
+    }
+
+    @Test
     void verify_leftoverMarker_exit1() {
         db().getCollection("accounts").insertOne(new Document("_id", "M").append("balance", 5L)
                 .append("pendingTransactions", List.of(new ObjectId())));

@@ -106,6 +106,58 @@ class TxAndReadCommandsTest {
     }
 
     @Test
+    void tx_jsonThatSaysTwoThings_orIsNotJson_exit2_nothingWritten() throws IOException {
+        // Regression: the lenient extended-JSON reader ran the first object of two, the last of
+        // duplicate keys, and shell syntax.
+        String one = payment(30);
+        String opsOnly = one.substring(one.indexOf('['), one.lastIndexOf(']') + 1);
+        List<String> bad = List.of(
+                one + " xyz",
+                one + " ]]]",
+                one + "{\"ops\": []}",
+                "{\"ops\": [], \"ops\": " + opsOnly + "}",
+                one.replace("\"id\": \"o1\"", "\"id\": \"o1\", \"id\": \"o2\""),
+                one.replace("\"ops\"", "ops"),
+                one.replace("\"UnPaid\"", "'UnPaid'"),
+                one + " // a comment");
+        for (String json : bad) {
+            CliRunner.Result r = cli.run("tx", file(json).toString(), "--target", "shop=" + shop.uri(), "--json");
+            assertThat(r.exitCode()).as(json + " -> " + r).isEqualTo(2);
+            assertThat(r.json().get("error").asText()).as(json).startsWith("not valid JSON");
+        }
+        Path latin1 = dir.resolve("latin1.json");
+        Files.write(latin1, one.replace("UnPaid", "Unbezahlt\u00e9").getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        CliRunner.Result notUtf8 = cli.run("tx", latin1.toString(), "--target", "shop=" + shop.uri(), "--json");
+        assertThat(notUtf8.exitCode()).as(notUtf8.toString()).isEqualTo(2);
+        assertThat(notUtf8.json().get("error").asText()).contains("not UTF-8");
+        CliRunner.Result directory = cli.run("tx", dir.toString(), "--json");
+        assertThat(directory.exitCode()).as(directory.toString()).isEqualTo(2);
+        assertThat(directory.json().get("error").asText()).contains("is a directory");
+
+        assertThat(mongo.client().getDatabase(db).getCollection("transactions").countDocuments()).isZero();
+        assertThat(shopDatabase().getCollection("orders").find().first().getString("state")).isEqualTo("UnPaid");
+        assertThat(shopDatabase().getCollection("payments").countDocuments()).isZero();
+    }
+
+    @Test
+    void tx_onASystemCollection_orBadNames_exit2_nothingWritten() throws IOException {
+        // Regression: an insert into system.x passed validation, the server refused its release,
+        // and the transaction stayed applied for good.
+        String system = "{\"ops\": [{\"op\": \"insert\", \"db\": \"%s\", \"coll\": \"system.x\", \"doc\": {\"_id\": \"a\"}}]}".formatted(db);
+        CliRunner.Result r = cli.run("tx", file(system).toString(), "--json");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.json().get("error").asText()).contains("system collections");
+        for (String name : List.of("a/b", "x y")) {
+            CliRunner.Result badDb = cli.run("tx", file(system.replace("system.x", "c").replace(db, name)).toString(), "--json");
+            assertThat(badDb.exitCode()).as(name + ": " + badDb).isEqualTo(2);
+            assertThat(new CliRunner("--uri", mongo.uri(), "--db", name).run("status", "--json").exitCode()).as("--db " + name).isEqualTo(2);
+            assertThat(cli.run("read", name, "accounts", "A", "--json").exitCode()).as("read " + name).isEqualTo(2);
+        }
+        assertThat(mongo.client().getDatabase(db).getCollection("transactions").countDocuments()).isZero();
+        assertThat(mongo.client().getDatabase(db).listCollectionNames().into(new java.util.ArrayList<>())).doesNotContain("system.x");
+    }
+
+    @Test
     void read_plainAndCommitted_ofADocumentInFlight_exit0or4() {
         // An owner dies after inserting p1 and taking o1: the payment is in flight, not committed.
         TransactionManager crashing = TransactionManager.builder().target("default", mongo.client()).target("shop", shop.client())

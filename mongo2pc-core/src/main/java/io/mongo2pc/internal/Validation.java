@@ -10,6 +10,7 @@ import org.bson.types.Decimal128;
 import org.bson.types.ObjectId;
 
 import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
 import java.util.Date;
 import java.util.HashSet;
 import java.util.List;
@@ -210,10 +211,43 @@ public final class Validation {
     }
 
     private static void checkName(String name, String what, Object where) {
-        if (name == null || name.isEmpty() || name.contains("$") || name.contains("\0")
-                || ("database".equals(what) && (name.contains(".") || name.contains("/") || name.contains(" ")))) {
-            throw new InvalidTransactionException(where + ": invalid " + what + " name '" + name + "'");
+        String problem = "database".equals(what) ? databaseNameProblem(name) : collectionNameProblem(name);
+        if (problem != null) {
+            throw new InvalidTransactionException(where + ": invalid " + what + " name '" + name + "': " + problem);
         }
+    }
+
+    /** Why {@code name} cannot name a MongoDB database, or null if it can. */
+    public static String databaseNameProblem(String name) {
+        if (name == null || name.isEmpty()) {
+            return "empty";
+        }
+        for (char c : new char[]{'/', '\\', '.', ' ', '"', '$', '\0'}) {
+            if (name.indexOf(c) >= 0) {
+                return "contains '" + (c == '\0' ? "\\0" : String.valueOf(c)) + "'";
+            }
+        }
+        return name.getBytes(StandardCharsets.UTF_8).length > 63 ? "longer than 63 bytes" : null;
+    }
+
+    /**
+     * Why {@code name} cannot name a collection a transaction may write, or null if it can
+     * ({@code system.} collections belong to the server).
+     */
+    public static String collectionNameProblem(String name) {
+        if (name == null || name.isEmpty()) {
+            return "empty";
+        }
+        if (name.contains("$") || name.contains("\0")) {
+            return "contains '$' or a NUL character";
+        }
+        if (name.startsWith("system.")) {
+            return "system collections belong to the server";
+        }
+        if (name.startsWith(".") || name.endsWith(".")) {
+            return "starts or ends with '.'";
+        }
+        return name.getBytes(StandardCharsets.UTF_8).length > 200 ? "longer than 200 bytes" : null;
     }
 
     private static void checkIncrements(Document increments, Object where) {
