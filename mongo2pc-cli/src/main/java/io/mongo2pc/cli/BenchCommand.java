@@ -15,6 +15,7 @@ import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
 import java.math.BigDecimal;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -102,6 +103,12 @@ final class BenchCommand extends BaseCommand {
         Duration runFor = transfers == null ? (duration == null ? Duration.ofSeconds(10) : duration) : null;
         if (runFor != null && (runFor.isZero() || runFor.isNegative())) {
             throw CliException.badInput("--duration must be positive");
+        }
+        if (plot != null) {
+            Path folder = plot.toAbsolutePath().getParent();
+            if (Files.isDirectory(plot) || folder == null || !Files.isDirectory(folder) || !Files.isWritable(folder)) {
+                throw CliException.badInput("--plot " + plot + ": cannot write a file there (checked before the run, not after it)");
+            }
         }
         try (Session session = open();
              TransactionManager background = finish == Finish.background ? session.newBackgroundManager() : null) {

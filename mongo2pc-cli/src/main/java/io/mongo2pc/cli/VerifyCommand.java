@@ -1,10 +1,12 @@
 package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.mongo2pc.bank.Amounts;
 import io.mongo2pc.bank.Bank;
+import org.bson.types.Decimal128;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+
+import java.math.BigDecimal;
 
 /** {@code verify}: checks the books (total, no negative balance, no marker, nothing open). */
 @Command(name = "verify", mixinStandardHelpOptions = true,
@@ -24,7 +26,7 @@ final class VerifyCommand extends BaseCommand {
 
     @Override
     int run() {
-        Number expected = expectTotal == null ? null : Amounts.parse(expectTotal);
+        Number expected = expectTotal == null ? null : total(expectTotal);
         Bank.Verification v;
         try (Session session = open()) {
             v = session.bank().verify(expected);
@@ -46,6 +48,19 @@ final class VerifyCommand extends BaseCommand {
             err().flush();
         }
         return v.ok() ? ExitCodes.OK : ExitCodes.NOT_OK;
+    }
+
+    /** A total may exceed what one amount may be (64-bit or Decimal128): any decimal number. */
+    private static Number total(String text) {
+        String trimmed = text.trim();
+        if (!trimmed.matches("[+-]?\\d+(\\.\\d+)?")) {
+            throw CliException.badInput("--expect-total '" + text + "' is not a number (digits, optionally with a '.' fraction)");
+        }
+        try {
+            return new Decimal128(new BigDecimal(trimmed));
+        } catch (IllegalArgumentException e) {
+            throw CliException.badInput("--expect-total '" + text + "' has more than 34 significant digits");
+        }
     }
 
     static String report(Bank.Verification v) {

@@ -67,4 +67,15 @@ class BenchCommandTest {
         assertThat(mongo.client().getDatabase(mongo.database()).getCollection("accounts").countDocuments()).isEqualTo(1);
         mongo.invariants().expectTotal(mongo.database(), 5L);
     }
+
+    @Test
+    void bench_plotToAFolderThatDoesNotExist_exit2_beforeRunning() {
+        // Regression: the whole run went by, then the plot failed with exit 1.
+        CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", mongo.database())
+                .run("bench", "--transfers", "10", "--plot", "/nonexistent-folder/x.png", "--json");
+
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.json().get("error").asText()).contains("--plot");
+        assertThat(mongo.client().getDatabase(mongo.database()).getCollection("accounts").countDocuments()).isZero();
+    }
 }

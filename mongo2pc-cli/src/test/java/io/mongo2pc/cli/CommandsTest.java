@@ -231,6 +231,17 @@ class CommandsTest {
     }
 
     @Test
+    void verify_expectTotalBeyondOneAmount_isCompared_notRefused() {
+        // Regression: a total over 64 bits was refused as bad input, though verify can report one.
+        accounts(1000);
+        CliRunner.Result r = cli.run("verify", "--expect-total", "9223372036854776807", "--json");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
+        assertThat(r.json().get("ok").asBoolean()).isFalse();
+        assertThat(cli.run("verify", "--expect-total", "1000.00", "--json").exitCode()).isZero();
+        assertThat(cli.run("verify", "--expect-total", "1e3", "--json").exitCode()).isEqualTo(2);
+    }
+
+    @Test
     void verify_negativeBalance_exit1() {
         db().getCollection("accounts").insertOne(new Document("_id", "N").append("balance", -5L).append("pendingTransactions", List.of()));
         try {
