@@ -119,8 +119,8 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
-     * One recovery pass over open transactions unchanged for at least {@code olderThan}, oldest
-     * first (at most 500). A transaction that fails (a target down, an outcome unknown) is logged,
+     * One recovery pass over open transactions unchanged for at least {@code olderThan} (at most
+     * 500). A transaction that fails (a target down, an outcome unknown) is logged,
      * counted as skipped and left to the next pass; three failing in a row end the pass with the
      * last failure.
      */

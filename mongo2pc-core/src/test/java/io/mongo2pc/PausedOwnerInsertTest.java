@@ -1,12 +1,17 @@
 package io.mongo2pc;
 
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -77,6 +82,35 @@ class PausedOwnerInsertTest {
         f.awaitQuietly(owner);
         assertThat(f.stored()).as("a canceled transaction's insert, sent late by its paused owner").isNull();
         assertThat(f.balance()).isEqualTo(10L);
+    }
+
+    @Test
+    void lateInsertOfAnotherTransaction_madeValidJustBeforeItIsDeleted_stays() throws Exception {
+        // A later writer finds a late insert and deletes it; its owner renews and writes it again
+        // (valid now) just before that delete arrives: the delete must only take a copy still late.
+        String db = mongo.database();
+        Date past = Date.from(Instant.now().minusSeconds(60));
+        mongo.client().getDatabase(db).getCollection("payments").insertOne(new Document("_id", "p1").append("amount", 1L)
+                .append("_m2pc", new Document("tx", "T0").append("kind", "insert").append("until", past).append("at", new Date()))
+                .append("pendingTransactions", List.of("T0")));
+        DocumentRef payment = DocumentRef.of(db, "payments", "p1");
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
+                     .applyConnectionString(new ConnectionString(proxy.uri()))
+                     .applyToClusterSettings(s -> s.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+            proxy.runBefore(request -> request.contains("delete") && request.contains("payments"),
+                    () -> mongo.client().getDatabase(db).getCollection("payments").updateOne(new Document("_id", "p1"),
+                            new Document("$set", new Document("_m2pc.until", Date.from(Instant.now().plusSeconds(60))))));
+            TransactionManager later = manager("later", viaProxy, CrashHook.NONE, Duration.ofSeconds(30));
+
+            TransactionOutcome outcome = later.run(List.of(Operation.insert(payment, new Document("amount", 2L))));
+
+            assertThat(outcome.state()).as(outcome.reason()).isEqualTo(TransactionState.CANCELED);
+            assertThat(outcome.reason()).contains("already exists");
+        }
+        Document p1 = mongo.client().getDatabase(db).getCollection("payments").find(new Document("_id", "p1")).first();
+        assertThat(p1).as("T0's insert, valid again").isNotNull().containsEntry("amount", 1L);
+        mongo.client().getDatabase(db).getCollection("payments").deleteOne(new Document("_id", "p1")); // T0 is a stand-in
     }
 
     /** One account; the transaction inserts a payment and debits the account under a guard. */

@@ -167,11 +167,20 @@ public final class Bank {
     public List<Account> list() {
         List<Account> list = new ArrayList<>();
         for (Document d : accounts.find().projection(Projections.exclude("__none")).sort(new Document("_id", 1))) {
-            // written by anyone: a balance that is not a number reads as null, markers that are not a list as none
-            list.add(new Account(d.get("_id"), d.get("balance") instanceof Number n ? n : null,
+            // written by anyone: a balance that is not a finite number reads as null, markers that are not a list as none
+            list.add(new Account(d.get("_id"), finite(d.get("balance")),
                     d.get("pendingTransactions") instanceof List<?> markers ? new ArrayList<Object>(markers) : List.of()));
         }
         return list;
+    }
+
+    private static Number finite(Object balance) {
+        if (balance instanceof Double d && (d.isNaN() || d.isInfinite())
+                || balance instanceof Float f && (f.isNaN() || f.isInfinite())
+                || balance instanceof Decimal128 d128 && (d128.isNaN() || d128.isInfinite())) {
+            return null;
+        }
+        return balance instanceof Number n ? n : null;
     }
 
     /**

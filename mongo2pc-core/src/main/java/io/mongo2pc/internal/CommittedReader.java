@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -38,11 +39,23 @@ final class CommittedReader {
 
     Optional<Document> read(DocumentRef ref) {
         Document doc = raw(ref);
-        if (doc == null) {
-            return Optional.empty();
+        while (true) {
+            if (doc == null) {
+                return Optional.empty();
+            }
+            Map<Object, Document> transactions = new HashMap<>();
+            try {
+                return resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
+            } catch (UnknownTransactionException e) {
+                // It may have finished and been pruned since the document was read (its markers are
+                // gone first): read the document again; unchanged, it names one this reader cannot see.
+                Document again = raw(ref);
+                if (Objects.equals(again, doc)) {
+                    throw e;
+                }
+                doc = again;
+            }
         }
-        Map<Object, Document> transactions = new HashMap<>();
-        return resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
     }
 
     /**
@@ -147,12 +160,19 @@ final class CommittedReader {
     private Document known(DocumentRef ref, Object id, Function<Object, Document> transaction) {
         Document tx = transaction.apply(id);
         if (tx == null) {
-            throw new TransactionException("cannot read " + ref + " as committed: it names transaction " + id
+            throw new UnknownTransactionException("cannot read " + ref + " as committed: it names transaction " + id
                     + ", which is not in " + store.collection().getNamespace().getFullName()
                     + " (all transactions on a document read as committed must share one transactions collection)",
                     id, null);
         }
         return tx;
+    }
+
+    /** A document names a transaction that this reader's transactions collection does not hold. */
+    private static final class UnknownTransactionException extends TransactionException {
+        UnknownTransactionException(String message, Object transactionId, TransactionState lastKnownState) {
+            super(message, transactionId, lastKnownState);
+        }
     }
 
     private static boolean isCommitted(Document transaction) {

@@ -93,12 +93,7 @@ public final class Engine {
      * check ran before any takeover.
      */
     private void stamped(Owned tx, Instant stamp) {
-        // An owner's deadline never moves back (a combined write's stamp is only a lower bound): an
-        // insert retried under a later deadline must still match its own earlier copy
-        // (Participants.applyInsert). Safe: every stamp this owner saw is at most the latest one
-        // stored, and a takeover waits for the latest one plus the lease.
-        Instant deadline = stamp.plus(config.lease()).minus(config.maxClockSkew());
-        tx.deadline = tx.deadline == null || deadline.isAfter(tx.deadline) ? deadline : tx.deadline;
+        tx.deadline = stamp.plus(config.lease()).minus(config.maxClockSkew());
         tx.stampedNanos = System.nanoTime();
     }
 

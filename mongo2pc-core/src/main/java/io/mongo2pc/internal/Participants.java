@@ -241,6 +241,14 @@ final class Participants {
                 deleteLateInsert(coll, id, existing);
                 return applyInsert(coll, op, txId, deadline);
             }
+            Document lock = existing == null ? null : existing.get(Fields.LOCK, Document.class);
+            if (lock != null && sameId(lock.get("tx"), txId) && "insert".equals(lock.get("kind"))) {
+                // Our transaction's insert, in effect under a later deadline than this one: written by
+                // a newer owner (then this owner is fenced at its next state change), or by this
+                // owner before its deadline was derived from an earlier stamp (a combined write's
+                // stamp is only a lower bound of the server's clock).
+                return Result.DONE;
+            }
             return new Result(Kind.REFUSED, "document " + op.document() + " already exists");
         }
     }

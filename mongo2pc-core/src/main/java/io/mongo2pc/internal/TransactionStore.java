@@ -161,7 +161,11 @@ final class TransactionStore {
         return transactions.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
     }
 
-    /** Open transactions in {@code states} not modified since {@code staleBefore} (server time), oldest first. */
+    /**
+     * Open transactions in {@code states} not modified since {@code staleBefore} (server time), in
+     * the server's natural order (no sort: without an index a sort of up to {@code limit} whole
+     * transactions could pass a server's in-memory sort limit; recovery skips what it cannot finish).
+     */
     List<Document> stale(List<TransactionState> states, Instant staleBefore, int limit) {
         List<String> spellings = new ArrayList<>();
         states.forEach(s -> spellings.addAll(s.spellings()));
@@ -169,8 +173,7 @@ final class TransactionStore {
                 .append("$or", List.of(
                         new Document(Fields.LAST_MODIFIED, notAfter(staleBefore)),
                         new Document(Fields.LAST_MODIFIED, new Document("$exists", false))));
-        return transactions.find(filter).projection(Projections.exclude("__none"))
-                .sort(Sorts.ascending(Fields.LAST_MODIFIED)).limit(limit).into(new ArrayList<>());
+        return transactions.find(filter).projection(Projections.exclude("__none")).limit(limit).into(new ArrayList<>());
     }
 
     /**

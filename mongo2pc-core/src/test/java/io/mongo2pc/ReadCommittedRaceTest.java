@@ -1,0 +1,74 @@
+package io.mongo2pc;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** readCommitted while the transactions a document names finish and are removed. */
+class ReadCommittedRaceTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    static final class Stop extends RuntimeException {
+        Stop() {
+            super("stop after the commit point", null, false, false);
+        }
+    }
+
+    @Test
+    void readCommitted_transactionFinishedAndPrunedBetweenItsReads_readsTheDocumentAgain() throws Exception {
+        // Regression (found in review): the reader read B with T's marker, T was finished and pruned
+        // before the reader looked it up, and the reader refused B as naming an unknown transaction.
+        String db = mongo.database();
+        mongo.client().getDatabase(db).getCollection("accounts").insertMany(List.of(
+                new Document("_id", "A").append("balance", 100L).append("pendingTransactions", List.of()),
+                new Document("_id", "B").append("balance", 0L).append("pendingTransactions", List.of())));
+        DocumentRef a = DocumentRef.of(db, "accounts", "A");
+        DocumentRef b = DocumentRef.of(db, "accounts", "B");
+        AtomicBoolean stop = new AtomicBoolean(true);
+        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(db)
+                .application("writer").crashHook((p, id) -> {
+                    if (p.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1)) && stop.getAndSet(false)) {
+                        throw new Stop();
+                    }
+                }).build();
+        assertThatThrownBy(() -> writer.run(List.of(Operation.increment(a, "balance", -30L, null),
+                Operation.increment(b, "balance", 30L, null)))).isInstanceOf(Stop.class);
+        TransactionManager finisher = TransactionManager.builder().target("default", mongo.newClient()).database(db)
+                .application("finisher").build();
+        AtomicLong pruned = new AtomicLong();
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
+                     .applyConnectionString(new ConnectionString(proxy.uri()))
+                     .applyToClusterSettings(s -> s.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(db)
+                    .application("reader").build();
+            // just before the reader looks T up: recovery finishes T and prune removes it
+            proxy.runBefore(request -> request.contains("find") && request.contains("transactions")
+                    && !request.contains("transactions_clock"), () -> {
+                mongo.expireLeases(db);
+                finisher.recover(Duration.ZERO);
+                pruned.set(finisher.prune(Duration.ZERO));
+            });
+
+            Document view = reader.readCommitted(b).orElseThrow();
+
+            assertThat(pruned).as("T was finished and pruned while the reader read B").hasValue(1);
+            assertThat(view.get("balance")).isEqualTo(30L);
+        }
+    }
+}
