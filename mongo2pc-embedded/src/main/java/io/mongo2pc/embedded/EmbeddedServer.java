@@ -87,12 +87,18 @@ public final class EmbeddedServer implements AutoCloseable {
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot open data directory " + dataDir, e);
             }
-            backend = DurableBackend.onDisk(store);
+            try {
+                backend = DurableBackend.onDisk(store); // restores the data: can fail on a damaged folder
+            } catch (RuntimeException e) {
+                closeStore(); // or the folder stays locked by this JVM and the next start hides this error
+                throw e;
+            }
         }
         server = new MongoServer(backend);
         try {
             server.bind(new InetSocketAddress("127.0.0.1", port), 0, WORKER_THREADS);
         } catch (RuntimeException e) {
+            server = null;
             closeStore();
             throw e;
         }

@@ -79,6 +79,10 @@ class IdLookupTest {
                     .map(d -> d.getString("_id")).into(new ArrayList<>()))
                     .containsExactly("acc-3", "acc-99999");
             assertThat(accounts.countDocuments(Filters.in("_id", List.of()))).isZero();
+            // Regression: with the lookup a natural-descending sort gave stored order, not its reverse.
+            assertThat(accounts.find(Filters.and(Filters.in("_id", ids), Filters.gte("balance", 0)))
+                    .sort(new Document("$natural", -1)).map(d -> d.getString("_id")).into(new ArrayList<>()))
+                    .containsExactly("acc-99999", "acc-7", "acc-3");
             // An $in that is not all plain values is left to the scan, which still answers right.
             assertThat(accounts.countDocuments(Filters.in("_id", List.of("acc-1", new Document("x", 1))))).isEqualTo(1);
             assertThat(accounts.updateMany(Filters.in("_id", List.of("acc-1", "acc-2")), Updates.inc("balance", 1))

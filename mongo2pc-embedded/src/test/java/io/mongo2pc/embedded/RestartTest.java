@@ -11,6 +11,9 @@ import com.mongodb.client.model.Updates;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,6 +72,40 @@ class RestartTest {
             assertThatThrownBy(() -> accounts.insertOne(new Document("_id", "acc-1")))
                     .isInstanceOf(MongoWriteException.class).hasMessageContaining("duplicate key");
         }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("idsEqualAcrossTypes")
+    void replaceWithAnIdOfAnotherTypeThatIsEqual_reopensWithOneDocument_andADeleteStaysDeleted(String name, Object oldId, Object newId) {
+        // Regression (found in review): the stored data kept documents by the raw id, so after
+        // replacing _id 1 with 1L it held both versions, could not be reopened (duplicate key),
+        // and a document deleted after such a replacement came back.
+        try (EmbeddedServer server = EmbeddedServer.onDisk(dir).start();
+             MongoClient client = MongoClients.create(server.uri())) {
+            MongoCollection<Document> c = client.getDatabase("db").getCollection("c");
+            c.insertMany(List.of(new Document("_id", oldId).append("v", "old"), new Document("_id", "other").append("v", "old")));
+            assertThat(c.replaceOne(Filters.eq("_id", oldId), new Document("_id", newId).append("v", "new")).getModifiedCount()).isEqualTo(1);
+            c.replaceOne(Filters.eq("_id", "other"), new Document("_id", "other").append("v", "gone"));
+            assertThat(c.deleteOne(Filters.eq("_id", "other")).getDeletedCount()).isEqualTo(1);
+        }
+        try (EmbeddedServer server = EmbeddedServer.onDisk(dir).start();
+             MongoClient client = MongoClients.create(server.uri())) {
+            MongoCollection<Document> c = client.getDatabase("db").getCollection("c");
+            assertThat(c.find().into(new ArrayList<>())).as("after a clean reopen").singleElement()
+                    .satisfies(d -> assertThat(d.getString("v")).isEqualTo("new"));
+            assertThat(c.deleteOne(Filters.eq("_id", oldId)).getDeletedCount()).isEqualTo(1);
+        }
+        try (EmbeddedServer server = EmbeddedServer.onDisk(dir).start();
+             MongoClient client = MongoClients.create(server.uri())) {
+            assertThat(client.getDatabase("db").getCollection("c").countDocuments()).as("a deleted document stays deleted").isZero();
+        }
+    }
+
+    static Stream<Arguments> idsEqualAcrossTypes() {
+        return Stream.of(
+                Arguments.of("1 then 1L", 1, 1L),
+                Arguments.of("0.0 then -0.0", 0.0, -0.0),
+                Arguments.of("{a: 1} then {a: 1L}", new Document("a", 1), new Document("a", 1L)));
     }
 
     @Test

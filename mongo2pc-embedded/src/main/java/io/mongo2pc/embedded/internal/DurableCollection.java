@@ -163,6 +163,16 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
         return count() == 0;
     }
 
+    /**
+     * Builds the index under the collection's lock: upstream does not take it, so documents
+     * inserted while a unique index was being built were neither checked nor indexed (and the data
+     * folder then held duplicates it could not reopen with).
+     */
+    @Override
+    public synchronized void addIndex(Index<Integer> index) {
+        super.addIndex(index);
+    }
+
     @Override
     protected QueryResult matchDocuments(Document query, Document orderBy, int numberToSkip, int limit,
                                          int batchSize, Document fieldSelector) {
@@ -218,7 +228,8 @@ final class DurableCollection extends AbstractSynchronizedMongoCollection<Intege
                         positions.add(position);
                     }
                 }
-                return matchDocuments(query, new ArrayList<>(positions), orderBy, numberToSkip, limit, batchSize, fieldSelector);
+                List<Integer> inOrder = new ArrayList<>(isNaturalDescending(orderBy) ? positions.descendingSet() : positions);
+                return matchDocuments(query, inOrder, orderBy, numberToSkip, limit, batchSize, fieldSelector);
             }
         }
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);

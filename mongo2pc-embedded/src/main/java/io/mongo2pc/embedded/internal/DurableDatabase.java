@@ -77,10 +77,14 @@ final class DurableDatabase extends AbstractSynchronizedMongoDatabase<Integer> {
 
     @Override
     protected synchronized void dropIndex(MongoCollection<Integer> collection, String indexName) {
-        super.dropIndex(collection, indexName);
-        if (!isSystem(collection.getCollectionName())) {
-            journal.append(new LogRecord(LogRecord.Type.DROP_INDEX, databaseName, collection.getCollectionName(),
-                    new Document("name", indexName)));
+        // Under the collection's lock: a write the dropped index would have refused must not be
+        // logged (and acknowledged) before the drop, or replay would meet it with the index in place.
+        synchronized (collection) {
+            super.dropIndex(collection, indexName);
+            if (!isSystem(collection.getCollectionName())) {
+                journal.append(new LogRecord(LogRecord.Type.DROP_INDEX, databaseName, collection.getCollectionName(),
+                        new Document("name", indexName)));
+            }
         }
     }
 

@@ -1,15 +1,10 @@
 package io.mongo2pc.embedded.internal;
 
+import de.bwaldvogel.mongo.backend.KeyValue;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 
-import java.nio.ByteBuffer;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -125,17 +120,16 @@ final class StoreState {
      * stored type of an id never changes (ids are immutable), so 1 and 1L never meet here.
      * Anything else (sub-documents, binary) is keyed by its BSON encoding.
      */
+    /**
+     * The key documents are kept under: equal for ids upstream's {@code _id} index takes as equal
+     * (1, 1L and 1.0; 0.0 and -0.0; {@code {a: 1}} and {@code {a: 1L}}), since a replacement may
+     * change an id's type without changing it.
+     */
     static Object key(Object id) {
-        if (id == null || id instanceof String || id instanceof Integer || id instanceof Long
-                || id instanceof Double || id instanceof ObjectId || id instanceof Boolean
-                || id instanceof UUID || id instanceof Date || id instanceof Instant) {
-            return id;
+        if (id instanceof String || id instanceof ObjectId || id instanceof UUID) {
+            return id; // left as they are by upstream's normalization
         }
-        ByteBuf buf = Unpooled.buffer(32);
-        BsonEncoder.encodeDocument(new Document("k", id), buf);
-        byte[] bytes = new byte[buf.readableBytes()];
-        buf.readBytes(bytes);
-        return ByteBuffer.wrap(bytes);
+        return new KeyValue(id).normalized();
     }
 
     static List<String> names(Map<String, ?> map) {

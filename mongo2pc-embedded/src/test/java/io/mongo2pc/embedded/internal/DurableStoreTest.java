@@ -1,6 +1,7 @@
 package io.mongo2pc.embedded.internal;
 
 import de.bwaldvogel.mongo.bson.Document;
+import io.mongo2pc.embedded.EmbeddedServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Recovery from crash images of the data folder: torn and corrupt log tails. */
 class DurableStoreTest {
@@ -21,6 +23,27 @@ class DurableStoreTest {
 
     @TempDir
     Path tmp;
+
+    @Test
+    void folderThatCannotBeRestored_failsEveryStartWithItsOwnError_notWithTheFolderLocked() throws IOException {
+        // Regression (found in review): a start whose restore failed kept the folder locked, so the
+        // next start in the same JVM said "in use by another embedded server" and hid the cause.
+        Path dir = tmp.resolve("damaged");
+        DurableStore store = DurableStore.open(dir, 1 << 20);
+        store.start();
+        store.append(new LogRecord(LogRecord.Type.CREATE_COLLECTION, "db", "c", new Document("idField", "_id")));
+        store.append(new LogRecord(LogRecord.Type.ADD_INDEX, "db", "c", new Document("v", 2)
+                .append("key", new Document("k", 1)).append("name", "k_1").append("ns", "db.c").append("unique", true)));
+        store.append(LogRecord.put("db", "c", new Document("_id", 1).append("k", "x")));
+        store.append(LogRecord.put("db", "c", new Document("_id", 2).append("k", "x"))); // breaks the unique index
+        store.awaitAppended();
+        store.close();
+
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            assertThatThrownBy(() -> EmbeddedServer.onDisk(dir).start()).as("start " + attempt)
+                    .hasMessageContaining("k_1").hasMessageNotContaining("in use");
+        }
+    }
 
     @Test
     void tornLogTail_atEveryByteOfTheLastRecords_recoversAPrefix() throws IOException {
