@@ -1,5 +1,10 @@
 package io.mongo2pc;
 
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,6 +14,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
@@ -42,6 +48,12 @@ final class FaultProxy implements AutoCloseable {
 
     String uri() {
         return "mongodb://127.0.0.1:" + server.getLocalPort();
+    }
+
+    /** A client that reaches the server through this proxy (the caller closes it). */
+    MongoClient newClient() {
+        return MongoClients.create(MongoClientSettings.builder().applyConnectionString(new ConnectionString(uri()))
+                .applyToClusterSettings(cluster -> cluster.serverSelectionTimeout(5, TimeUnit.SECONDS)).build());
     }
 
     /** Runs {@code action} once, just before forwarding the next request that {@code trigger} accepts. */

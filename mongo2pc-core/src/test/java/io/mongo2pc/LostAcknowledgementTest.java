@@ -1,9 +1,6 @@
 package io.mongo2pc;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
@@ -13,7 +10,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -39,9 +35,7 @@ class LostAcknowledgementTest {
         DocumentRef order = new DocumentRef(DocumentRef.DEFAULT_TARGET, db, "orders", "o1");
         DocumentRef account = new DocumentRef(DocumentRef.DEFAULT_TARGET, db, "accounts", "A");
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
-             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
-                     .applyConnectionString(new ConnectionString(proxy.uri()))
-                     .applyToClusterSettings(b -> b.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+             MongoClient viaProxy = proxy.newClient()) {
             TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
                     .application("app").conflictTimeout(Duration.ofMillis(300)).retryTimeout(Duration.ofSeconds(5)).build();
             // the first findAndModify on orders is the take of o1: applied, its reply lost

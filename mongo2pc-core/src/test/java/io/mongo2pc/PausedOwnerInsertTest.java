@@ -1,9 +1,6 @@
 package io.mongo2pc;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -95,9 +92,7 @@ class PausedOwnerInsertTest {
                 .append("pendingTransactions", List.of("T0")));
         DocumentRef payment = DocumentRef.of(db, "payments", "p1");
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
-             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
-                     .applyConnectionString(new ConnectionString(proxy.uri()))
-                     .applyToClusterSettings(s -> s.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+             MongoClient viaProxy = proxy.newClient()) {
             proxy.runBefore(request -> request.contains("delete") && request.contains("payments"),
                     () -> mongo.client().getDatabase(db).getCollection("payments").updateOne(new Document("_id", "p1"),
                             new Document("$set", new Document("_m2pc.until", Date.from(Instant.now().plusSeconds(60))))));

@@ -1,9 +1,6 @@
 package io.mongo2pc;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
@@ -12,7 +9,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -39,9 +35,7 @@ class RefusalDiagnosisTest {
         DocumentRef b = new DocumentRef(DocumentRef.DEFAULT_TARGET, db, "accounts", "B");
         AtomicBoolean released = new AtomicBoolean();
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
-             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
-                     .applyConnectionString(new ConnectionString(proxy.uri()))
-                     .applyToClusterSettings(s -> s.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+             MongoClient viaProxy = proxy.newClient()) {
             // ... and lets it go just before the read that asks why (the first find on accounts)
             proxy.runBefore(request -> request.contains("find") && request.contains("accounts") && !request.contains("findAndModify"),
                     () -> released.set(accounts.updateOne(new Document("_id", "A"),
