@@ -41,7 +41,9 @@ public final class TransactionJson {
         }
         Object ops = root.get("ops");
         if (!(ops instanceof List<?> list)) {
-            throw new InvalidTransactionException("a transaction is {\"ops\": [...]}; got keys " + root.keySet());
+            throw new InvalidTransactionException("a transaction is {\"ops\": [...]}; got " + (root.containsKey("ops")
+                    ? "\"ops\" as " + jsonKind(ops) + ", not a list"
+                    : "keys " + root.keySet()));
         }
         if (root.size() > 1) {
             throw new InvalidTransactionException("unknown top-level keys " + root.keySet() + "; only \"ops\" is allowed");
@@ -54,6 +56,23 @@ public final class TransactionJson {
             operations.add(operation(i, op));
         }
         return operations;
+    }
+
+    /** What a parsed value was in the JSON text, in JSON's words. */
+    private static String jsonKind(Object value) {
+        if (value == null) {
+            return "null";
+        }
+        if (value instanceof Document) {
+            return "an object";
+        }
+        if (value instanceof String) {
+            return "a string";
+        }
+        if (value instanceof Boolean) {
+            return "a boolean";
+        }
+        return value instanceof Number ? "a number" : "a " + value.getClass().getSimpleName();
     }
 
     private static Operation operation(int i, Document op) {

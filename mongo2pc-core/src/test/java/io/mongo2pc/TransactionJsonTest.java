@@ -29,7 +29,8 @@ class TransactionJsonTest {
     @Test
     void parse_malformed_isRefusedWithTheOperationAndFieldNamed() {
         assertThatThrownBy(() -> TransactionJson.parse("not json")).isInstanceOf(InvalidTransactionException.class);
-        assertThatThrownBy(() -> TransactionJson.parse("{\"ops\": 3}")).hasMessageContaining("\"ops\"");
+        assertThatThrownBy(() -> TransactionJson.parse("{\"ops\": 3}")).hasMessageContaining("\"ops\" as a number, not a list");
+        assertThatThrownBy(() -> TransactionJson.parse("{\"ops\": {}}")).hasMessageContaining("\"ops\" as an object, not a list");
         assertThatThrownBy(() -> TransactionJson.parse("{\"ops\": [{\"op\": \"drop\", \"db\": \"a\", \"coll\": \"b\", \"id\": 1}]}"))
                 .hasMessageContaining("operation 0").hasMessageContaining("unknown op 'drop'");
         assertThatThrownBy(() -> TransactionJson.parse("{\"ops\": [{\"op\": \"update\", \"db\": \"a\", \"coll\": \"b\", \"update\": {}}]}"))

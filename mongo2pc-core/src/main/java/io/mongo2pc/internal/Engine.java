@@ -766,8 +766,10 @@ public final class Engine {
                     Instant staleBefore = staleBefore(doc, now, wait);
                     Date modified = doc.getDate(Fields.LAST_MODIFIED);
                     if (modified != null && modified.toInstant().isAfter(staleBefore)) {
-                        throw new TransactionException("transaction " + id + " is " + state.stored() + " and owned by "
-                                + doc.get(Fields.OWNER) + " whose lease runs until "
+                        Object owner = doc.get(Fields.OWNER);
+                        throw new TransactionException("transaction " + id + " is " + state.stored() + " and "
+                                + (owner == null ? "has no owner recorded (a tutorial application's?); its lease runs until "
+                                        : "owned by " + owner + " whose lease runs until ")
                                 + modified.toInstant().plus(Duration.between(staleBefore, now)) + " (server time now " + now
                                 + "); cancel it after that, or let it finish", id, state);
                     }
