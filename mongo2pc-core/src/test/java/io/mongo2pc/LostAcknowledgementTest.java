@@ -37,7 +37,9 @@ class LostAcknowledgementTest {
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
              MongoClient viaProxy = proxy.newClient()) {
             TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
-                    .application("app").conflictTimeout(Duration.ofMillis(300)).retryTimeout(Duration.ofSeconds(5)).build();
+                    .application("app").conflictTimeout(Duration.ofMillis(300)).retryTimeout(Duration.ofSeconds(5))
+                    // a write without an answer is retried once its deadline has passed: keep that short
+                    .lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100)).build();
             // the first findAndModify on orders is the take of o1: applied, its reply lost
             proxy.dropReplies(1, request -> request.contains("findAndModify") && request.contains("orders"));
 

@@ -1,6 +1,9 @@
 package io.mongo2pc.internal;
 
 import com.mongodb.MongoException;
+import com.mongodb.MongoServerException;
+import com.mongodb.MongoSocketOpenException;
+import com.mongodb.MongoTimeoutException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Projections;
@@ -35,6 +38,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -525,7 +529,7 @@ public final class Engine {
             Instant deadline = tx.deadline;
             hook(CrashPoint.before(step, participant), tx.id);
             Participants.Result result = retrier.call(step.name().toLowerCase(Locale.ROOT), tx.id, tx.state,
-                    () -> afterWrite(write.apply(deadline), step, participant, tx.id));
+                    () -> afterWrite(settledIfInDoubt(step, deadline, () -> write.apply(deadline)), step, participant, tx.id));
             switch (result.kind()) {
                 case EXPIRED -> {
                     if (++expired > 3) {
@@ -551,6 +555,48 @@ public final class Engine {
                     return result;
                 }
             }
+        }
+    }
+
+    /**
+     * Runs an apply; if it fails without the server's answer (a network error, a timeout), waits
+     * until its deadline has passed on every server before the failure goes on to be retried. An
+     * apply is idempotent only while its marker is on the document: a copy of it still queued or
+     * running could otherwise take effect a second time after a retry applied it and the release
+     * removed the marker (a double debit). Once the deadline has passed, no copy can match, and the
+     * retry finds the marker (it took effect) or is refused by the deadline and renews the lease.
+     * Undo, release and state changes need no wait: a late copy of one matches nothing.
+     */
+    private Participants.Result settledIfInDoubt(Step step, Instant deadline, Supplier<Participants.Result> write) {
+        try {
+            return write.get();
+        } catch (MongoException e) {
+            // a server's answer, or a request never sent (no server or connection in time): not in doubt
+            if (step == Step.APPLY && !(e instanceof MongoServerException) && !(e instanceof MongoTimeoutException)
+                    && !(e instanceof MongoSocketOpenException)) {
+                awaitPassedEverywhere(deadline);
+            }
+            throw e;
+        }
+    }
+
+    /** Waits until every server's clock (within maxClockSkew of the coordinator's) is past {@code deadline}. */
+    private void awaitPassedEverywhere(Instant deadline) {
+        Instant target = deadline.plus(config.maxClockSkew()).plusMillis(1);
+        Instant bound = clock.lastBound();
+        long waitNanos = bound == null
+                ? config.lease().plus(config.maxClockSkew()).toNanos() // no reading: the deadline is within a lease of now
+                : Duration.between(bound, target).toNanos();
+        if (waitNanos <= 0) {
+            return;
+        }
+        log.warn("a participant write failed without an answer; waiting {} ms for its deadline to pass before retrying",
+                TimeUnit.NANOSECONDS.toMillis(waitNanos));
+        try {
+            TimeUnit.NANOSECONDS.sleep(waitNanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OutcomeUnknownException("interrupted while waiting for a write in doubt to expire", null, null, e);
         }
     }
 

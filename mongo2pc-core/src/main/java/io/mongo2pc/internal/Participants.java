@@ -123,8 +123,12 @@ final class Participants {
             Document update = incrementUpdate(inc, txId);
             // Sent with other transactions' writes; if that answer is not known, again on its own
             // (idempotent: the marker says if the first one took effect).
-            if (targets.combiner(op.document()).write(new UpdateOneModel<>(filter, update))
-                    || coll.updateOne(filter, update).getMatchedCount() == 1) {
+            WriteCombiner.Answer answer = targets.combiner(op.document()).answer(new UpdateOneModel<>(filter, update));
+            if (answer == WriteCombiner.Answer.IN_DOUBT) {
+                throw new WriteInDoubtException("the combined request with the apply to " + op.document()
+                        + " failed without an answer; it may still take effect");
+            }
+            if (answer == WriteCombiner.Answer.MATCHED || coll.updateOne(filter, update).getMatchedCount() == 1) {
                 return Result.DONE;
             }
             return whyNotApplied(coll, op, txId, deadline);

@@ -53,6 +53,7 @@ final class Retrier {
 
     static boolean isTransient(MongoException e) {
         return e instanceof MongoSocketException
+                || e instanceof WriteInDoubtException
                 || e instanceof MongoTimeoutException
                 || e instanceof MongoNotPrimaryException
                 || e instanceof MongoNodeIsRecoveringException

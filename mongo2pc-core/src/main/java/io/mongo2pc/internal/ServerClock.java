@@ -58,6 +58,19 @@ final class ServerClock {
         return r.server().plusNanos(elapsed).truncatedTo(ChronoUnit.MILLIS);
     }
 
+    /**
+     * Like {@link #lowerBound()} but from the last reading however old it is, without asking the
+     * server (which may be unreachable); null if there was none. Good for waiting: the server's
+     * clock drifts from this host's by parts per million, far less than the clock skew allowance.
+     */
+    Instant lastBound() {
+        Reading r = reading;
+        if (r == null) {
+            return null;
+        }
+        return r.server().plusNanos(Math.max(0, System.nanoTime() - r.localNanos())).truncatedTo(ChronoUnit.MILLIS);
+    }
+
     private synchronized Reading refresh() {
         Reading r = reading;
         if (r != null && System.nanoTime() - r.localNanos() <= READING_NANOS) {

@@ -2,6 +2,9 @@ package io.mongo2pc.internal;
 
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.bulk.BulkWriteUpsert;
+import com.mongodb.MongoServerException;
+import com.mongodb.MongoSocketOpenException;
+import com.mongodb.MongoTimeoutException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.UpdateOneModel;
@@ -30,8 +33,21 @@ final class WriteCombiner {
     /** The most writes in one request. */
     private static final int MAX_WRITES = 256;
 
+    /** What a thread learns of its writes. */
+    enum Answer {
+        /** Every write took effect: an upsert inserted its document, an update matched one. */
+        MATCHED,
+        /** The server answered, but not every write is known to have taken effect: none, some or all did. */
+        NOT_KNOWN,
+        /**
+         * The request failed without the server's answer (a network error, a timeout): it may still
+         * be running or queued, and take effect later.
+         */
+        IN_DOUBT
+    }
+
     private final MongoCollection<Document> collection;
-    private final Batcher<List<UpdateOneModel<Document>>, Boolean> batcher;
+    private final Batcher<List<UpdateOneModel<Document>>, Answer> batcher;
 
     WriteCombiner(MongoCollection<Document> collection) {
         this.collection = collection;
@@ -44,15 +60,20 @@ final class WriteCombiner {
      * False if that is not known; then none, some or all of them took effect.
      */
     boolean write(List<UpdateOneModel<Document>> writes) {
-        return writes.isEmpty() || batcher.submit(writes);
+        return writes.isEmpty() || batcher.submit(writes) == Answer.MATCHED;
     }
 
     boolean write(UpdateOneModel<Document> write) {
         return write(List.of(write));
     }
 
+    /** Like {@link #write(List)}, telling an answer the server gave from a request in doubt. */
+    Answer answer(UpdateOneModel<Document> write) {
+        return batcher.submit(List.of(write));
+    }
+
     /** One bulk request for the writes of several threads; each thread's answer, in order. Never throws. */
-    private List<Boolean> send(List<List<UpdateOneModel<Document>>> entries) {
+    private List<Answer> send(List<List<UpdateOneModel<Document>>> entries) {
         List<WriteModel<Document>> writes = new ArrayList<>();
         int upserts = 0;
         for (List<UpdateOneModel<Document>> entry : entries) {
@@ -66,6 +87,7 @@ final class WriteCombiner {
         int count = writes.size();
         boolean[] inserted = new boolean[count];
         boolean updatesAllMatched = false;
+        boolean inDoubt = false;
         try {
             BulkWriteResult result = collection.bulkWrite(writes, new BulkWriteOptions().ordered(false));
             for (BulkWriteUpsert upsert : result.getUpserts()) {
@@ -77,10 +99,13 @@ final class WriteCombiner {
             updatesAllMatched = result.getMatchedCount() - upsertsMatched == updates;
         } catch (RuntimeException e) {
             // Unknown (nothing marked as taking effect): each writer repeats its write on its own
-            // path, which retries or reports the error.
+            // path, which retries or reports the error; after a failure without the server's answer
+            // only once the request can no longer take effect (see Engine.participantWrite).
+            inDoubt = !(e instanceof MongoServerException) && !(e instanceof MongoTimeoutException)
+                    && !(e instanceof MongoSocketOpenException);
             log.debug("combined write of {} to {} failed: {}", count, collection.getNamespace(), e.toString());
         }
-        List<Boolean> answers = new ArrayList<>(entries.size());
+        List<Answer> answers = new ArrayList<>(entries.size());
         int index = 0;
         for (List<UpdateOneModel<Document>> entry : entries) {
             boolean ok = true;
@@ -88,7 +113,7 @@ final class WriteCombiner {
                 ok &= w.getOptions().isUpsert() ? inserted[index] : updatesAllMatched;
                 index++;
             }
-            answers.add(ok);
+            answers.add(ok ? Answer.MATCHED : inDoubt ? Answer.IN_DOUBT : Answer.NOT_KNOWN);
         }
         return answers;
     }

@@ -1,0 +1,82 @@
+package io.mongo2pc;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * An apply whose request fails without an answer (the client timed out while the network still
+ * held it) and then reaches the server late. Regression (found in review): the owner re-sent the
+ * apply at once, committed and released the marker, and the late copy then matched again (no
+ * marker, deadline not passed, guard holds): A was debited twice and kept a marker for good. The
+ * owner now waits until the write's deadline has passed before retrying, so a late copy lands
+ * while the marker is there (and changes nothing) or is refused by the deadline.
+ */
+class LateApplyTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    @ParameterizedTest(name = "request held {0} ms")
+    @ValueSource(ints = {600, 2_500}) // lands before its deadline (lease 1 s) / after it
+    void applyDeliveredLateAfterATimeout_takesEffectOnce(int heldMillis) throws Exception {
+        String db = mongo.database();
+        MongoCollection<Document> accounts = mongo.client().getDatabase(db).getCollection("accounts");
+        accounts.insertMany(List.of(
+                new Document("_id", "A").append("balance", 100L).append("pendingTransactions", List.of()),
+                new Document("_id", "B").append("balance", 0L).append("pendingTransactions", List.of())));
+        mongo.invariants().expectTotal(db, 100L);
+        DocumentRef a = DocumentRef.of(db, "accounts", "A");
+        DocumentRef b = DocumentRef.of(db, "accounts", "B");
+        AtomicInteger held = new AtomicInteger();
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
+                     .applyConnectionString(new ConnectionString(proxy.uri()))
+                     .applyToSocketSettings(s -> s.readTimeout(300, TimeUnit.MILLISECONDS))
+                     .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+            TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
+                    .application("app").lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                    .retryTimeout(Duration.ofSeconds(10)).build();
+            // the debit's apply is held by the network; the client gives up after 300 ms
+            proxy.runBefore(request -> request.contains("update") && request.contains("accounts") && request.contains("$inc"),
+                    () -> {
+                        held.incrementAndGet();
+                        sleep(heldMillis);
+                    });
+
+            TransactionOutcome outcome = manager.run(List.of(
+                    Operation.increment(a, "balance", -30L, new Document("balance", new Document("$gte", 30L))),
+                    Operation.increment(b, "balance", 30L, null)));
+
+            assertThat(held).as("the apply was held").hasValue(1);
+            assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
+            Thread.sleep(Math.max(0, heldMillis - 300) + 500); // whatever was held has reached the server
+            List<Document> after = accounts.find().sort(new Document("_id", 1)).into(new ArrayList<>());
+            assertThat(after.get(0).getLong("balance")).as("A after one transfer of 30").isEqualTo(70L);
+            assertThat(after.get(0).getList("pendingTransactions", Object.class)).as("markers on A").isEmpty();
+            assertThat(after.get(1).getLong("balance")).isEqualTo(30L);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
