@@ -6,6 +6,7 @@ import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.bson.types.Decimal128;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -50,6 +51,18 @@ class TransferTest {
         assertThat(outcome.reason()).contains("guard").contains("A");
         assertThat(bank.accounts().find(new Document("_id", "A")).first()).containsEntry("balance", 1000L);
         assertThat(bank.accounts().find(new Document("_id", "B")).first()).containsEntry("balance", 1000L);
+    }
+
+    @Test
+    void transfer_decimalAmountJustAboveALongBalance_cancels_notOverdraws() {
+        // Regression (found in review): the embedded server compared the long balance with the
+        // Decimal128 amount as doubles, so the guard 1000 >= 1000.000000000000001 held.
+        TransactionOutcome outcome = bank.transfer("A", "B", Amounts.parse("1000.000000000000001"));
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(bank.accounts().find(new Document("_id", "A")).first()).containsEntry("balance", 1000L);
+        assertThat(bank.transfer("A", "B", Amounts.parse("999.999999999999999")).state()).isEqualTo(TransactionState.DONE);
+        mongo.invariants().expectTotal(mongo.database(), new Decimal128(new java.math.BigDecimal("2000")));
     }
 
     @Test

@@ -1,8 +1,10 @@
 package io.mongo2pc.embedded.internal;
 
+import de.bwaldvogel.mongo.bson.Decimal128;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
 
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -63,7 +65,8 @@ final class SimpleMatcher {
         Object value = document.get(key);
         if (!(condition instanceof Document operators)) {
             return isPlain(condition) ? equalTo(present, value, condition)
-                    : isInteger(condition) ? integerEqualTo(present, value, condition) : null;
+                    : isInteger(condition) ? integerEqualTo(present, value, condition)
+                    : isExactNumber(condition) ? exactCompare(present, value, "$eq", condition) : null;
         }
         if (operators.size() != 1) {
             return null;
@@ -117,17 +120,23 @@ final class SimpleMatcher {
         return any;
     }
 
-    /** Equality with an integer: the field holds an integer of that value (a double or an array: unknown). */
+    /** Equality with an integer: the field holds an integer or a decimal of that value (a double or an array: unknown). */
     private static Boolean integerEqualTo(boolean present, Object value, Object wanted) {
         if (!present) {
             return false;
+        }
+        if (value instanceof Decimal128) {
+            return exactCompare(true, value, "$eq", wanted);
         }
         return isInteger(value) ? ((Number) value).longValue() == ((Number) wanted).longValue() : null;
     }
 
     private static Boolean compare(boolean present, Object value, String operator, Object operand) {
         if (!isInteger(operand)) {
-            return null;
+            return isExactNumber(operand) ? exactCompare(present, value, operator, operand) : null;
+        }
+        if (value instanceof Decimal128) {
+            return exactCompare(present, value, operator, operand);
         }
         if (!present) {
             return false;
@@ -142,6 +151,42 @@ final class SimpleMatcher {
             case "$lt" -> order < 0;
             default -> order <= 0;
         };
+    }
+
+    /**
+     * A comparison where a Decimal128 meets an integer or another Decimal128, by exact value, as
+     * MongoDB compares them (upstream converts both to doubles: {@code 100 >= 100.000000000000001}
+     * held, and a guarded debit of a decimal amount could overdraw a long balance). Other types,
+     * NaN and infinities: unknown.
+     */
+    private static Boolean exactCompare(boolean present, Object value, String operator, Object operand) {
+        if (!present) {
+            return false;
+        }
+        if (!isExactNumber(value)) {
+            return null;
+        }
+        int order = exact(value).compareTo(exact(operand));
+        return switch (operator) {
+            case "$eq" -> order == 0;
+            case "$gt" -> order > 0;
+            case "$gte" -> order >= 0;
+            case "$lt" -> order < 0;
+            default -> order <= 0;
+        };
+    }
+
+    /** An integer, or a finite Decimal128. */
+    private static boolean isExactNumber(Object value) {
+        if (value instanceof Decimal128 d) {
+            String text = d.toString();
+            return !text.contains("NaN") && !text.contains("Infinity");
+        }
+        return isInteger(value);
+    }
+
+    private static BigDecimal exact(Object number) {
+        return number instanceof Decimal128 d ? d.toBigDecimal() : BigDecimal.valueOf(((Number) number).longValue());
     }
 
     /** {@code "field.N": {$exists: b}} on an array of plain values: whether it has an element N. */

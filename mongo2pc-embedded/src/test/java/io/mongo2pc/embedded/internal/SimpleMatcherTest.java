@@ -1,6 +1,7 @@
 package io.mongo2pc.embedded.internal;
 
 import de.bwaldvogel.mongo.backend.DefaultQueryMatcher;
+import de.bwaldvogel.mongo.bson.Decimal128;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
 import net.jqwik.api.Arbitraries;
@@ -11,6 +12,7 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
 import org.junit.jupiter.api.Test;
 
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,6 +70,25 @@ class SimpleMatcherTest {
     @Provide
     Arbitrary<String> comparisons() {
         return Arbitraries.of("$gt", "$gte", "$lt", "$lte");
+    }
+
+    @Test
+    void decimalAgainstAnInteger_comparesByExactValue_notAsDoubles() {
+        // Regression (found in review): upstream compares them as doubles, so the guard of a debit of
+        // 100.000000000000001 held on a balance of 100 and the account was overdrawn.
+        Decimal128 justAbove = new Decimal128(new BigDecimal("100.000000000000001"));
+        Document balance = new Document("balance", 100L);
+        assertThat(SimpleMatcher.matches(balance, new Document("balance", new Document("$gte", justAbove)))).isFalse();
+        assertThat(SimpleMatcher.matches(balance, new Document("balance", new Document("$lt", justAbove)))).isTrue();
+        assertThat(SimpleMatcher.matches(balance, new Document("balance", justAbove))).isFalse();
+        assertThat(SimpleMatcher.matches(new Document("balance", justAbove), new Document("balance", new Document("$gt", 100L)))).isTrue();
+        assertThat(SimpleMatcher.matches(new Document("balance", 9_007_199_254_740_992L),
+                new Document("balance", new Document("$gte", new Decimal128(new BigDecimal("9007199254740993")))))).isFalse();
+        assertThat(SimpleMatcher.matches(new Document("balance", new Decimal128(new BigDecimal("100.00"))),
+                new Document("balance", 100))).isTrue();
+        // NaN, infinities and other types are left to upstream
+        assertThat(SimpleMatcher.matches(balance, new Document("balance", new Document("$gte", Decimal128.NaN)))).isNull();
+        assertThat(SimpleMatcher.matches(new Document("balance", 100.5), new Document("balance", new Document("$gte", justAbove)))).isNull();
     }
 
     @Test
