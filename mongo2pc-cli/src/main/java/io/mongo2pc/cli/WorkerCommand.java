@@ -38,7 +38,7 @@ final class WorkerCommand extends BaseCommand {
     boolean drain;
 
     @Option(names = "--scan-period", paramLabel = "DURATION", defaultValue = "500ms", converter = DurationConverter.class,
-            description = "at most one recovery pass per period while idle (default: ${DEFAULT-VALUE})")
+            description = "one recovery pass per period, busy or idle (default: ${DEFAULT-VALUE})")
     Duration scanPeriod;
 
     @Option(names = "--finish", paramLabel = "HOW", description = {"inline (a claimed transaction is run to done) or background",
@@ -106,6 +106,9 @@ final class WorkerCommand extends BaseCommand {
         long errorBackoff = 100;
         while (!stop.get()) {
             try {
+                // Recovery is due once per scan period even while the queue is busy: a stale
+                // transaction holds money (its markers) until someone finishes it.
+                boolean recovered = recoverIfDue(manager);
                 Optional<TransactionOutcome> outcome = manager.claimAndRun();
                 errorBackoff = 100;
                 if (outcome.isPresent()) {
@@ -113,7 +116,7 @@ final class WorkerCommand extends BaseCommand {
                     idleBackoff = IDLE_BACKOFF_MIN_MS;
                     continue;
                 }
-                if (recoverIfDue(manager)) {
+                if (recovered) {
                     idleBackoff = IDLE_BACKOFF_MIN_MS;
                     continue;
                 }
