@@ -79,7 +79,7 @@ final class Json {
             return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : NODES.numberNode(d);
         }
         if (v instanceof Decimal128 d) {
-            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : DecimalNode.valueOf(d.bigDecimalValue());
+            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : DecimalNode.valueOf(new BigDecimal(d.toString())); // bigDecimalValue() throws on a negative zero
         }
         if (v instanceof BigDecimal b) {
             return DecimalNode.valueOf(b);

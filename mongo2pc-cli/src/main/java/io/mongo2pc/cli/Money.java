@@ -13,7 +13,7 @@ final class Money {
             return BigDecimal.ZERO;
         }
         if (number instanceof Decimal128 d) {
-            return d.bigDecimalValue();
+            return new BigDecimal(d.toString()); // bigDecimalValue() throws on a negative zero
         }
         if (number instanceof BigDecimal b) {
             return b;

@@ -262,7 +262,8 @@ class CommandsTest {
         db().getCollection("accounts").insertMany(List.of(
                 new Document("_id", "S").append("balance", "abc").append("pendingTransactions", List.of()),
                 new Document("_id", "T").append("balance", Double.NaN).append("pendingTransactions", List.of()),
-                new Document("_id", "U").append("balance", org.bson.types.Decimal128.NEGATIVE_INFINITY).append("pendingTransactions", List.of())));
+                new Document("_id", "U").append("balance", org.bson.types.Decimal128.NEGATIVE_INFINITY).append("pendingTransactions", List.of()),
+                new Document("_id", "V").append("balance", org.bson.types.Decimal128.NEGATIVE_ZERO).append("pendingTransactions", List.of())));
         try {
             CliRunner.Result list = cli.run("accounts", "list", "--json");
             assertThat(list.exitCode()).as(list.toString()).isZero();
@@ -273,7 +274,7 @@ class CommandsTest {
             assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
             assertThat(r.keys()).containsExactly("ok", "total", "accounts", "negative", "markers", "open");
             assertThat(r.json().get("ok").asBoolean()).isFalse();
-            assertThat(r.json().get("accounts").asInt()).isEqualTo(4);
+            assertThat(r.json().get("accounts").asInt()).isEqualTo(5);
             assertThat(r.err()).contains("balance is missing or not a number");
         } finally {
             db().drop();

@@ -214,7 +214,7 @@ final class CommittedReader {
 
     private static BigDecimal toBig(Number n) {
         if (n instanceof Decimal128 d) {
-            return d.bigDecimalValue();
+            return new BigDecimal(d.toString()); // bigDecimalValue() throws on a negative zero
         }
         if (n instanceof Double d) {
             return BigDecimal.valueOf(d);
