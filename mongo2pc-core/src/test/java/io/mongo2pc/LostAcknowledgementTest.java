@@ -4,12 +4,14 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -57,6 +59,32 @@ class LostAcknowledgementTest {
 
             TransactionOutcome later = manager.run(List.of(Operation.update(order, new Document("$set", new Document("note", "x")), null)));
             assertThat(later.state()).as("a later update of o1: " + later.reason()).isEqualTo(TransactionState.DONE);
+        }
+    }
+
+    @Test
+    void lostAckOfAClaim_theRetryRunsWhatTheFirstTryClaimed() throws Exception {
+        // Regression (found in review): the retried claim claimed the next queued transaction (or
+        // none), and the one claimed first sat pending, owned by nobody running it, for a lease.
+        String db = mongo.database();
+        mongo.client().getDatabase(db).getCollection("accounts").insertMany(List.of(
+                new Document("_id", "A").append("balance", 100L).append("pendingTransactions", List.of()),
+                new Document("_id", "B").append("balance", 0L).append("pendingTransactions", List.of())));
+        mongo.invariants().expectTotal(db, 100L);
+        DocumentRef a = DocumentRef.of(db, "accounts", "A");
+        DocumentRef b = DocumentRef.of(db, "accounts", "B");
+        try (FaultProxy proxy = new FaultProxy(mongo.uri()); MongoClient viaProxy = proxy.newClient()) {
+            TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
+                    .application("app").retryTimeout(Duration.ofSeconds(5)).build();
+            Object queued = manager.submit(List.of(Operation.increment(a, "balance", -10L, null), Operation.increment(b, "balance", 10L, null)));
+            proxy.dropReplies(1, request -> request.contains("findAndModify") && request.contains("initial"));
+
+            Optional<TransactionOutcome> outcome = manager.claimAndRun();
+
+            assertThat(proxy.dropped.get()).as("one acknowledgement was lost").isEqualTo(1);
+            assertThat(outcome).as("the one queued transaction, run by this call").isPresent()
+                    .hasValueSatisfying(o -> assertThat(o.id()).isEqualTo(queued));
+            assertThat(manager.inspect(queued).orElseThrow().getString("state")).isEqualTo("done");
         }
     }
 }

@@ -39,6 +39,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -254,8 +255,13 @@ public final class Engine {
     public Optional<TransactionOutcome> claimAndRun() {
         requireOpen();
         hook(CrashPoint.before(Step.CLAIM, -1), null);
-        Document claimed = retrier.call("claim", null, INITIAL,
-                () -> store.claim(config.application(), config.owner(), config.lease().toMillis()));
+        String token = newToken();
+        AtomicBoolean tried = new AtomicBoolean();
+        Document claimed = retrier.call("claim", null, INITIAL, () -> {
+            // a retry: the first try may have claimed one whose answer was lost; that one is ours
+            Document ours = tried.getAndSet(true) ? store.claimedWith(token) : null;
+            return ours != null ? ours : store.claim(config.application(), config.owner(), config.lease().toMillis(), token);
+        });
         if (claimed == null) {
             return Optional.empty();
         }

@@ -111,15 +111,20 @@ final class TransactionStore {
         return stamp.toInstant();
     }
 
-    /** Claims the oldest queued transaction for {@code application}: one findAndModify, one winner. */
-    Document claim(String application, String owner, long leaseMillis) {
+    /**
+     * Claims the oldest queued transaction for {@code application}: one findAndModify, one winner.
+     * {@code token} marks this claim, so a retry after a lost answer finds what it claimed
+     * ({@link #claimedWith}) instead of claiming a second one.
+     */
+    Document claim(String application, String owner, long leaseMillis, String token) {
         return transactions.findOneAndUpdate(
                 new Document(Fields.STATE, in(TransactionState.INITIAL)).append(Fields.APPLICATION, new Document("$exists", false)),
                 new Document("$set", new Document(Fields.STATE, TransactionState.PENDING.stored())
                         .append(Fields.APPLICATION, application)
                         .append(Fields.OWNER, owner)
                         .append(Fields.EPOCH, 1L)
-                        .append(Fields.LEASE_MS, leaseMillis))
+                        .append(Fields.LEASE_MS, leaseMillis)
+                        .append(Fields.TOKEN, token))
                         .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
                 new FindOneAndUpdateOptions().sort(Sorts.ascending(Fields.ID)).returnDocument(ReturnDocument.AFTER));
     }
@@ -155,6 +160,12 @@ final class TransactionStore {
                 new Document("$set", new Document(Fields.STATE, TransactionState.CANCELED.stored()).append(Fields.REASON, reason))
                         .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)));
         return result.getMatchedCount() == 1;
+    }
+
+    /** The transaction claimed with {@code token} and still pending under its first owner, or null (a scan: only after a lost answer). */
+    Document claimedWith(String token) {
+        return transactions.find(new Document(Fields.TOKEN, token).append(Fields.EPOCH, 1L)
+                .append(Fields.STATE, in(TransactionState.PENDING))).projection(Projections.exclude("__none")).first();
     }
 
     Document find(Object id) {
