@@ -327,7 +327,18 @@ public final class Engine {
                 return new TransactionOutcome(tx.id, APPLIED, null);
             }
             // Closed (or interrupted) while handing over: past the commit point, so finish it here.
-            finish(tx);
+            try {
+                finish(tx);
+            } catch (MongoException | TransactionException e) {
+                if (!config.finishInBackground()) {
+                    throw e;
+                }
+                // This caller expects the commit point (applied): it is reached, and an interrupt or
+                // a database error while finishing must not read as a failure a caller might retry
+                // (and so pay twice). Recovery finishes it once its lease runs out.
+                log.warn("transaction {} committed; finishing it failed ({}), recovery will finish it", tx.id, e.toString());
+                return new TransactionOutcome(tx.id, APPLIED, null);
+            }
         }
         counted(tx);
         return new TransactionOutcome(tx.id, tx.state, tx.reason);
