@@ -149,7 +149,7 @@ class BadInputTest {
         badIds.add(new Document("$ne", null));
         badIds.add(List.of("A", "B"));
         badIds.add("");
-        badIds.add(1.0);
+        badIds.add(1.5); // a whole double (the mongo shell's 1) is an id like 1
         badIds.add(new Decimal128(1));
         badIds.add(true);
         for (Object bad : badIds) {
@@ -301,6 +301,11 @@ class BadInputTest {
     @Test
     void run_sameNumericIdAsIntAndLong_isRefusedAsTheSameDocument() {
         refused(List.of(inc(7, "balance", -1L, null), inc(7L, "balance", 1L, null)), "same document appears twice");
+    }
+
+    @Test
+    void run_sameNumericIdAsIntAndWholeDouble_isRefusedAsTheSameDocument() {
+        refused(List.of(inc(7, "balance", -1L, null), inc(7.0, "balance", 1L, null)), "same document appears twice");
     }
 
     @Test

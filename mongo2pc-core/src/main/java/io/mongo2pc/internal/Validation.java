@@ -199,15 +199,24 @@ public final class Validation {
             }
             return;
         }
-        if (id instanceof Integer || id instanceof Long || id instanceof ObjectId) {
+        if (id instanceof Integer || id instanceof Long || id instanceof ObjectId || isWholeDouble(id)) {
             return;
         }
         throw new InvalidTransactionException(where + ": id must be a string, an integer or an ObjectId, got "
                 + describe(id));
     }
 
+    /** A whole number stored as a double, as the mongo shell stores {@code _id: 1} (the tutorial's). */
+    private static boolean isWholeDouble(Object id) {
+        return id instanceof Double d && !d.isInfinite() && d == Math.rint(d) && Math.abs(d) <= 1L << 53;
+    }
+
+    /** Ids MongoDB takes as equal compare equal (1, 1L and 1.0). */
     private static Object normalizeId(Object id) {
-        return id instanceof Integer i ? Long.valueOf(i) : id;
+        if (id instanceof Integer i) {
+            return Long.valueOf(i);
+        }
+        return isWholeDouble(id) ? Long.valueOf(((Double) id).longValue()) : id;
     }
 
     private static void checkName(String name, String what, Object where) {
