@@ -35,7 +35,17 @@ public final class Amounts {
         if (value.precision() > 34) {
             throw new InvalidTransactionException("amount '" + text + "' has more than 34 significant digits (Decimal128)");
         }
-        return new Decimal128(value.round(MathContext.DECIMAL128));
+        try {
+            return new Decimal128(value.round(MathContext.DECIMAL128));
+        } catch (NumberFormatException | ArithmeticException e) {
+            // e.g. thousands of fraction digits: beyond Decimal128's exponent range
+            throw new InvalidTransactionException("amount '" + abbreviated(text) + "' is out of Decimal128's range: " + e.getMessage());
+        }
+    }
+
+    private static String abbreviated(String text) {
+        return text.length() <= 40 ? text : text.substring(0, 20) + "..." + text.substring(text.length() - 10)
+                + " (" + text.length() + " characters)";
     }
 
     /** Checks that {@code amount} is a long or Decimal128 greater than zero. */

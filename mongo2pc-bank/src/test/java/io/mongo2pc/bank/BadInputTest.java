@@ -117,6 +117,14 @@ class BadInputTest {
     }
 
     @Test
+    void amountsParse_beyondDecimal128sExponentRange_isRefusedAsBadInput() {
+        // Regression (found in review): a NumberFormatException escaped (the CLI said exit 1, not 2)
+        String tiny = "0." + "0".repeat(6200) + "1";
+        assertThatThrownBy(() -> Amounts.parse(tiny)).isInstanceOf(InvalidTransactionException.class)
+                .hasMessageContaining("out of Decimal128's range").hasMessageContaining("6203 characters");
+    }
+
+    @Test
     void amountsParse_goodText_givesLongOrDecimal() {
         assertThat(Amounts.parse("100")).isEqualTo(100L);
         assertThat(Amounts.parse(" 12.50 ")).isEqualTo(new Decimal128(new java.math.BigDecimal("12.50")));
