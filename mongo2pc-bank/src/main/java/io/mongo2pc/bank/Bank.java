@@ -176,7 +176,6 @@ public final class Bank {
 
     private static Number finite(Object balance) {
         if (balance instanceof Double d && (d.isNaN() || d.isInfinite())
-                || balance instanceof Float f && (f.isNaN() || f.isInfinite())
                 || balance instanceof Decimal128 d128 && (d128.isNaN() || d128.isInfinite())) {
             return null;
         }

@@ -1,9 +1,6 @@
 package io.mongo2pc.internal;
 
 import com.mongodb.MongoException;
-import com.mongodb.MongoServerException;
-import com.mongodb.MongoSocketOpenException;
-import com.mongodb.MongoTimeoutException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Projections;
@@ -588,9 +585,7 @@ public final class Engine {
         try {
             return write.get();
         } catch (MongoException e) {
-            // a server's answer, or a request never sent (no server or connection in time): not in doubt
-            if (step == Step.APPLY && !(e instanceof MongoServerException) && !(e instanceof MongoTimeoutException)
-                    && !(e instanceof MongoSocketOpenException)) {
+            if (step == Step.APPLY && Retrier.isInDoubt(e)) {
                 awaitPassedEverywhere(deadline);
             }
             throw e;

@@ -4,7 +4,9 @@ import com.mongodb.MongoClientException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoNodeIsRecoveringException;
 import com.mongodb.MongoNotPrimaryException;
+import com.mongodb.MongoServerException;
 import com.mongodb.MongoSocketException;
+import com.mongodb.MongoSocketOpenException;
 import com.mongodb.MongoTimeoutException;
 import com.mongodb.MongoWriteConcernException;
 import io.mongo2pc.OutcomeUnknownException;
@@ -49,6 +51,16 @@ final class Retrier {
                 backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
             }
         }
+    }
+
+    /**
+     * True if {@code e} leaves a sent write in doubt: no answer from the server, though the request
+     * may have reached it and may still take effect. Not a server's answer, nor a request that was
+     * never sent (no server selected, no connection opened in time).
+     */
+    static boolean isInDoubt(RuntimeException e) {
+        return !(e instanceof MongoServerException) && !(e instanceof MongoTimeoutException)
+                && !(e instanceof MongoSocketOpenException);
     }
 
     static boolean isTransient(MongoException e) {

@@ -54,8 +54,7 @@ final class ServerClock {
         if (r == null || System.nanoTime() - r.localNanos() > READING_NANOS) {
             r = refresh();
         }
-        long elapsed = Math.max(0, System.nanoTime() - r.localNanos());
-        return r.server().plusNanos(elapsed).truncatedTo(ChronoUnit.MILLIS);
+        return boundFrom(r);
     }
 
     /**
@@ -65,10 +64,13 @@ final class ServerClock {
      */
     Instant lastBound() {
         Reading r = reading;
-        if (r == null) {
-            return null;
-        }
-        return r.server().plusNanos(Math.max(0, System.nanoTime() - r.localNanos())).truncatedTo(ChronoUnit.MILLIS);
+        return r == null ? null : boundFrom(r);
+    }
+
+    /** The reading's server time plus the monotonic time elapsed since it arrived, cut to the millisecond. */
+    private static Instant boundFrom(Reading r) {
+        long elapsed = Math.max(0, System.nanoTime() - r.localNanos());
+        return r.server().plusNanos(elapsed).truncatedTo(ChronoUnit.MILLIS);
     }
 
     private synchronized Reading refresh() {

@@ -2,9 +2,6 @@ package io.mongo2pc.internal;
 
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.bulk.BulkWriteUpsert;
-import com.mongodb.MongoServerException;
-import com.mongodb.MongoSocketOpenException;
-import com.mongodb.MongoTimeoutException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.UpdateOneModel;
@@ -101,8 +98,7 @@ final class WriteCombiner {
             // Unknown (nothing marked as taking effect): each writer repeats its write on its own
             // path, which retries or reports the error; after a failure without the server's answer
             // only once the request can no longer take effect (see Engine.participantWrite).
-            inDoubt = !(e instanceof MongoServerException) && !(e instanceof MongoTimeoutException)
-                    && !(e instanceof MongoSocketOpenException);
+            inDoubt = Retrier.isInDoubt(e);
             log.debug("combined write of {} to {} failed: {}", count, collection.getNamespace(), e.toString());
         }
         List<Answer> answers = new ArrayList<>(entries.size());
