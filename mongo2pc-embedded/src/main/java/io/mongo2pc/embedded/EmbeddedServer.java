@@ -27,8 +27,14 @@ import java.util.Optional;
  */
 public final class EmbeddedServer implements AutoCloseable {
 
-    /** Netty worker threads; requests wait for the disk on them, so allow one per busy connection. */
-    private static final int WORKER_THREADS = Integer.getInteger("mongo2pc.embedded.workerThreads", 64);
+    /**
+     * Netty worker threads (event loops), each serving its share of the connections. No request
+     * waits for the disk on them (replies wait in a {@code ReplyGate}), so one per core keeps the
+     * cores busy with the fewest thread switches; a long request (a scan of a large collection)
+     * delays the other connections of its event loop meanwhile.
+     */
+    private static final int WORKER_THREADS = Integer.getInteger("mongo2pc.embedded.workerThreads",
+            Runtime.getRuntime().availableProcessors());
 
     private final Path dataDir;
     private final long compactThreshold;

@@ -72,7 +72,7 @@ public final class DurableBackend extends AbstractMongoBackend {
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
         beforeRequest(command, query);
-        enterRequest();
+        enterRequest(channel);
         try {
             return super.handleCommand(channel, databaseName, command, query);
         } finally {
@@ -85,7 +85,7 @@ public final class DurableBackend extends AbstractMongoBackend {
         if (store != null) {
             store.checkUsable();
         }
-        enterRequest();
+        enterRequest(message.getChannel());
         try {
             return super.handleMessage(message);
         } finally {
@@ -98,7 +98,7 @@ public final class DurableBackend extends AbstractMongoBackend {
         if (store != null) {
             store.checkUsable();
         }
-        enterRequest();
+        enterRequest(query.getChannel());
         try {
             return super.handleQuery(query);
         } finally {
@@ -107,27 +107,46 @@ public final class DurableBackend extends AbstractMongoBackend {
     }
 
     /**
-     * How deep this thread is in request handling: upstream's handleMessage calls handleCommand,
-     * and only the outermost call counts as a request for the store's group commit and, on its
-     * way out, holds the reply until everything the request could have written or read is on
-     * disk (an inner wait would be repeated by the outer one with a later target, costing a
-     * second fsync).
+     * The request this thread handles: upstream's handleMessage calls handleCommand, and only the
+     * outermost call counts as a request for the store's group commit and, on its way out, holds
+     * the reply until everything the request could have written or read is on disk (an inner hold
+     * would be repeated by the outer one with a later target, costing a second fsync).
      */
-    private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+    private static final class Request {
+        int depth;
+        Channel channel;
+    }
 
-    private void enterRequest() {
-        if (DEPTH.get()[0]++ == 0 && store != null) {
+    private static final ThreadLocal<Request> REQUEST = ThreadLocal.withInitial(Request::new);
+
+    private void enterRequest(Channel channel) {
+        Request request = REQUEST.get();
+        if (request.depth++ == 0 && store != null) {
+            request.channel = channel;
             store.requestStarted();
         }
     }
 
+    /**
+     * On the way out of a request: its reply must wait until every record appended so far is on
+     * disk. The connection's {@link ReplyGate} holds the reply while the thread goes on to other
+     * connections; without a connection (not called through the wire protocol) the thread waits.
+     */
     private void exitRequest() {
-        int[] depth = DEPTH.get();
-        if (--depth[0] == 0 && store != null) {
-            try {
-                store.awaitAppended();
-            } finally {
-                store.requestFinished();
+        Request request = REQUEST.get();
+        if (--request.depth == 0 && store != null) {
+            Channel channel = request.channel;
+            request.channel = null;
+            long lsn = store.appendedLsn();
+            store.requestFinished();
+            if (store.isDurable(lsn)) {
+                return;
+            }
+            ReplyGate gate = channel == null ? null : ReplyGate.of(channel, store);
+            if (gate == null) {
+                store.awaitDurable(lsn);
+            } else {
+                gate.holdNextReply(lsn);
             }
         }
     }

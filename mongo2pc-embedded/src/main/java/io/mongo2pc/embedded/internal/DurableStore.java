@@ -27,6 +27,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
@@ -49,8 +50,10 @@ import java.util.stream.Stream;
  * {@code max(compactThreshold, snapshot size)}, the store switches to a new log and a background
  * thread writes a new snapshot, so the files stay bounded by about twice the data size.
  *
- * <p>Thread-safe. Request threads append under a lock and then wait; the waiters themselves write
- * what is pending and force the log (group commit, see {@link #awaitDurable}).
+ * <p>Thread-safe. Request threads append under a lock, then either wait ({@link #awaitDurable}: the
+ * waiters themselves write what is pending and force the log) or ask to be told
+ * ({@link #whenDurable}: the store's log writer thread forces for them and calls back). Both are
+ * group commit: one force covers every record appended before it starts.
  */
 public final class DurableStore implements Journal, AutoCloseable {
 
@@ -100,11 +103,24 @@ public final class DurableStore implements Journal, AutoCloseable {
     private int syncsInFlight;
     /** Guarded by lock: threads parked in {@link #awaitDurable}, not yet woken. */
     private final List<Waiter> waiters = new ArrayList<>();
+    /** Guarded by lock: callbacks of {@link #whenDurable} whose record is not yet durable. */
+    private final List<Callback> callbacks = new ArrayList<>();
+    /** Guarded by lock: callbacks whose record is durable (or the log failed), for the log writer to run. */
+    private List<Callback> ready = new ArrayList<>();
+    /** Signalled (under lock) when the log writer has work: a callback to force for, or to run. */
+    private final Condition writerWork = lock.newCondition();
+    /** Guarded by lock: the log writer waits on {@link #writerWork} for work, or for requests being handled. */
+    private boolean writerIdle;
+    private boolean writerHolding;
+    private boolean writerStop;
+    private Thread writer;
     /** Threads inside {@link #awaitDurable}. */
     private final AtomicInteger inside = new AtomicInteger();
     /** Requests being handled (between {@link #requestStarted} and {@link #requestFinished}). */
     private final AtomicInteger activeRequests = new AtomicInteger();
     private final LongAdder forces = new LongAdder();
+    /** Tests only: runs before each force of the log (to hold it back, or to fail it). */
+    volatile Runnable beforeForce;
     private final List<FileChannel> retired = new ArrayList<>();
     /** Used under writeLock only. */
     private ByteBuf buffer = Unpooled.buffer(1 << 16);
@@ -428,7 +444,13 @@ public final class DurableStore implements Journal, AutoCloseable {
 
     /** Hands the recovered state over to the log; from now on the backend's changes are appended. */
     public synchronized void start() {
+        if (writer != null) {
+            return;
+        }
         started = true;
+        writer = new Thread(this::runWriter, "mongo2pc-log-writer " + dir.getFileName());
+        writer.setDaemon(true);
+        writer.start();
     }
 
     @Override
@@ -541,6 +563,132 @@ public final class DurableStore implements Journal, AutoCloseable {
         }
     }
 
+    /** Whether record {@code lsn} and all before it are on disk. */
+    public boolean isDurable(long lsn) {
+        return durableLsn >= lsn;
+    }
+
+    /** The last record appended so far (0 before the first). */
+    public long appendedLsn() {
+        return appendedLsn;
+    }
+
+    /** Told once a record is on disk, or that it may never be. */
+    @FunctionalInterface
+    public interface Completion {
+        /**
+         * Called once, on the log writer thread (or on the caller's, if the record is already
+         * durable or the log already failed): {@code failure} is null if the record is on disk, else
+         * why the log failed. Must be quick and must not block: the next force waits for it.
+         */
+        void done(Throwable failure);
+    }
+
+    /**
+     * Calls {@code completion} once record {@code lsn} and all before it are on disk, without
+     * blocking: the log writer thread forces the log for every record that callbacks wait for (one
+     * force for all of them, as {@link #awaitDurable}'s waiters share one). Before it forces it
+     * holds back, for at most the commit delay, while requests are still being handled (between
+     * {@link #requestStarted} and {@link #requestFinished}): they will append records the same
+     * force can cover. The last of them to finish wakes it.
+     */
+    public void whenDurable(long lsn, Completion completion) {
+        Throwable failed;
+        lock.lock();
+        try {
+            failed = failure;
+            if (failed == null && durableLsn < lsn) {
+                if (!started) {
+                    throw new IllegalStateException("the store in " + dir + " was not started");
+                }
+                callbacks.add(new Callback(lsn, completion));
+                if (writerIdle || (writerHolding && activeRequests.get() <= 0)) {
+                    writerWork.signal();
+                }
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        completion.done(failed);
+    }
+
+    /** The log writer thread: forces for the callbacks of {@link #whenDurable}, then runs them. */
+    private void runWriter() {
+        while (true) {
+            List<Callback> due;
+            lock.lock();
+            try {
+                long holdUntil = 0;
+                while (ready.isEmpty()) {
+                    if (failure != null && !callbacks.isEmpty()) {
+                        ready.addAll(callbacks);
+                        callbacks.clear();
+                        continue;
+                    }
+                    if (callbacks.isEmpty()) {
+                        if (writerStop) {
+                            return;
+                        }
+                        writerIdle = true;
+                        writerWork.awaitUninterruptibly();
+                        writerIdle = false;
+                        continue;
+                    }
+                    if (commitDelayNanos > 0 && activeRequests.get() > 0 && !writerStop) {
+                        long now = System.nanoTime();
+                        if (holdUntil == 0) {
+                            holdUntil = now + commitDelayNanos;
+                        }
+                        if (now - holdUntil < 0) {
+                            writerHolding = true;
+                            awaitWork(holdUntil - now);
+                            writerHolding = false;
+                            continue;
+                        }
+                    }
+                    holdUntil = 0;
+                    if (forcingUpTo >= appendedLsn || syncsInFlight >= maxConcurrentForces) {
+                        // a waiter's force covers the callbacks, or none may start: woken when one ends
+                        awaitWork(0);
+                        continue;
+                    }
+                    forceFor();
+                }
+                due = ready;
+                ready = new ArrayList<>();
+            } finally {
+                writerHolding = false;
+                lock.unlock();
+            }
+            for (Callback callback : due) {
+                Throwable failed = callback.lsn <= durableLsn ? null : failure;
+                try {
+                    callback.completion.done(failed);
+                } catch (RuntimeException | Error e) {
+                    log.warn("a durability callback failed", e);
+                }
+            }
+        }
+    }
+
+    /** Waits on {@link #writerWork} for at most {@code nanos} (0: until signalled). Called with {@link #lock} held. */
+    private void awaitWork(long nanos) {
+        try {
+            if (nanos > 0) {
+                writerWork.awaitNanos(nanos);
+            } else {
+                writerWork.await();
+            }
+        } catch (InterruptedException e) {
+            // nobody else knows the log writer thread: its loop checks what it waits for again
+        }
+    }
+
+    /** A callback of {@link #whenDurable}. */
+    private record Callback(long lsn, Completion completion) {
+    }
+
     /**
      * Claims every record appended so far, writes the ones not yet written and forces the log,
      * then wakes the waiters. Called with {@link #lock} held; releases it while writing and forcing.
@@ -560,6 +708,10 @@ public final class DurableStore implements Journal, AutoCloseable {
                 channel = wal;
             } finally {
                 lock.unlock();
+            }
+            Runnable hook = beforeForce;
+            if (hook != null) {
+                hook.run();
             }
             channel.force(false);
         } catch (Throwable t) {
@@ -598,6 +750,18 @@ public final class DurableStore implements Journal, AutoCloseable {
         if (uncovered != null && syncsInFlight < maxConcurrentForces) {
             waiters.remove(uncovered);
             uncovered.wake();
+        }
+        boolean moved = false;
+        for (Iterator<Callback> it = callbacks.iterator(); it.hasNext(); ) {
+            Callback callback = it.next();
+            if (failure != null || callback.lsn <= durableLsn) {
+                it.remove();
+                ready.add(callback);
+                moved = true;
+            }
+        }
+        if (moved || !callbacks.isEmpty()) {
+            writerWork.signal(); // to run them, or to force for the rest now that a force ended
         }
     }
 
@@ -767,6 +931,22 @@ public final class DurableStore implements Journal, AutoCloseable {
         return compactions;
     }
 
+    /** Stops the log writer once it has run every callback (all records are durable by now, or the log failed). */
+    private void stopWriter() throws InterruptedException {
+        Thread thread;
+        lock.lock();
+        try {
+            writerStop = true;
+            writerWork.signal();
+            thread = writer;
+        } finally {
+            lock.unlock();
+        }
+        if (thread != null) {
+            thread.join();
+        }
+    }
+
     /** Flushes what is pending, writes a snapshot, then releases the directory. Idempotent. */
     @Override
     public void close() {
@@ -788,6 +968,11 @@ public final class DurableStore implements Journal, AutoCloseable {
             }
         } catch (Exception e) {
             log.warn("while closing {}", dir, e);
+        }
+        try {
+            stopWriter();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         compactor.shutdown();
         lock.lock();

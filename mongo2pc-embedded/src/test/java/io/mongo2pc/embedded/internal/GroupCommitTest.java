@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -154,6 +155,78 @@ class GroupCommitTest {
         }
         try (DurableStore reopened = DurableStore.open(dir, DurableStore.DEFAULT_COMPACT_THRESHOLD)) {
             assertThat(reopened.recoveredState().documentCount()).isEqualTo(threads * perThread);
+        }
+    }
+
+    /**
+     * Callbacks ({@link DurableStore#whenDurable}, how replies wait) are told only once their record
+     * is on disk, each once, and records appended while a force runs share the next one.
+     */
+    @Test
+    void callbacks_areToldOnlyOnceTheirRecordIsDurable_andShareForces() throws Exception {
+        int records = 200;
+        try (DurableStore store = started(Duration.ZERO)) {
+            CountDownLatch forcesAllowed = new CountDownLatch(1);
+            store.beforeForce = () -> {
+                try {
+                    forcesAllowed.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
+            long forcesBefore = store.forces();
+            CountDownLatch told = new CountDownLatch(records);
+            LongAdder early = new LongAdder();
+            LongAdder failed = new LongAdder();
+            LongAdder calls = new LongAdder();
+            for (int i = 0; i < records; i++) {
+                long lsn = store.append(LogRecord.put("d", "c", new Document("_id", i)));
+                store.whenDurable(lsn, failure -> {
+                    calls.increment();
+                    if (failure != null) {
+                        failed.increment();
+                    }
+                    if (!store.isDurable(lsn)) {
+                        early.increment();
+                    }
+                    told.countDown();
+                });
+            }
+            Thread.sleep(300);
+            assertThat(calls.sum()).as("callbacks told while every force is held back").isZero();
+
+            forcesAllowed.countDown();
+            assertThat(told.await(10, TimeUnit.SECONDS)).isTrue();
+            Thread.sleep(100);
+            assertThat(calls.sum()).as("calls of %d callbacks", records).isEqualTo(records);
+            assertThat(early.sum()).as("callbacks told before their record was durable").isZero();
+            assertThat(failed.sum()).isZero();
+            // the first force started with the first record; all others wait for the second
+            assertThat(store.forces() - forcesBefore).isLessThanOrEqualTo(2);
+        }
+    }
+
+    /** The log writer holds its force back while a request is still being handled, and forces once it finishes. */
+    @Test
+    void theLogWriter_waitsForARequestStillBeingHandled_notForTheDelay() throws Exception {
+        try (DurableStore store = started(LONG_DELAY)) {
+            long forcesBefore = store.forces();
+            CountDownLatch told = new CountDownLatch(2);
+            store.requestStarted();
+            store.requestStarted();
+            long first = store.append(LogRecord.put("d", "c", new Document("_id", 1)));
+            store.requestFinished();
+            store.whenDurable(first, failure -> told.countDown());
+
+            Thread.sleep(300);
+            assertThat(store.isDurable(first)).as("forced while a sibling request was still being handled").isFalse();
+
+            long second = store.append(LogRecord.put("d", "c", new Document("_id", 2)));
+            store.requestFinished();
+            store.whenDurable(second, failure -> told.countDown());
+
+            assertThat(told.await(10, TimeUnit.SECONDS)).as("told well before the 30 s delay").isTrue();
+            assertThat(store.forces() - forcesBefore).as("forces for two records of two requests").isEqualTo(1);
         }
     }
 
