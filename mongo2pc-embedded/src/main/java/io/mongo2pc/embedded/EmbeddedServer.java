@@ -135,9 +135,19 @@ public final class EmbeddedServer implements AutoCloseable {
         return Optional.ofNullable(dataDir);
     }
 
+    /** The store of an on-disk server while it runs (for tests in this package); null in memory. */
+    synchronized DurableStore store() {
+        return store;
+    }
+
     @Override
     public synchronized void close() {
         if (server != null) {
+            server.stopListening();
+            if (store != null) {
+                // replies held until their writes are on disk leave before the connections close
+                store.settle();
+            }
             server.shutdownNow();
             server = null;
         }

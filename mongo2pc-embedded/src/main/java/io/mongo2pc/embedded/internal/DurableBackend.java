@@ -139,7 +139,7 @@ public final class DurableBackend extends AbstractMongoBackend {
             request.channel = null;
             long lsn = store.appendedLsn();
             store.requestFinished();
-            if (store.isDurable(lsn)) {
+            if (store.forceIfIdle(lsn)) {
                 return;
             }
             ReplyGate gate = channel == null ? null : ReplyGate.of(channel, store);

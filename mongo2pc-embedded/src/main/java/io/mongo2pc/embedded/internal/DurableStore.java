@@ -111,7 +111,12 @@ public final class DurableStore implements Journal, AutoCloseable {
     private final Condition writerWork = lock.newCondition();
     /** Guarded by lock: the log writer waits on {@link #writerWork} for work, or for requests being handled. */
     private boolean writerIdle;
-    private boolean writerHolding;
+    /** Read without the lock by {@link #requestFinished} (a stale value costs at most the commit delay). */
+    private volatile boolean writerHolding;
+    /** Guarded by lock: the log writer is running callbacks it took from {@link #ready}. */
+    private boolean writerRunning;
+    /** Signalled (under lock) when the log writer has run a batch of callbacks. */
+    private final Condition callbacksRun = lock.newCondition();
     private boolean writerStop;
     private Thread writer;
     /** Threads inside {@link #awaitDurable}. */
@@ -120,7 +125,7 @@ public final class DurableStore implements Journal, AutoCloseable {
     private final AtomicInteger activeRequests = new AtomicInteger();
     private final LongAdder forces = new LongAdder();
     /** Tests only: runs before each force of the log (to hold it back, or to fail it). */
-    volatile Runnable beforeForce;
+    private volatile Runnable beforeForce;
     private final List<FileChannel> retired = new ArrayList<>();
     /** Used under writeLock only. */
     private ByteBuf buffer = Unpooled.buffer(1 << 16);
@@ -563,6 +568,11 @@ public final class DurableStore implements Journal, AutoCloseable {
         }
     }
 
+    /** For tests only: runs {@code hook} before each force of the log (to hold it back, or to fail it); null: none. */
+    public void beforeEachForce(Runnable hook) {
+        beforeForce = hook;
+    }
+
     /** Whether record {@code lsn} and all before it are on disk. */
     public boolean isDurable(long lsn) {
         return durableLsn >= lsn;
@@ -613,6 +623,30 @@ public final class DurableStore implements Journal, AutoCloseable {
         completion.done(failed);
     }
 
+    /**
+     * Forces the log on the caller's thread if nothing else is going on (no request being handled,
+     * no force running, no callback waiting): a lone request then waits for one fsync and no
+     * thread hand-offs, as handing it to the log writer and back costs two wake-ups. Returns
+     * whether record {@code lsn} is durable; if not, the caller goes the {@link #whenDurable} way.
+     */
+    public boolean forceIfIdle(long lsn) {
+        lock.lock();
+        try {
+            if (durableLsn >= lsn) {
+                return true;
+            }
+            if (failure != null || !started || Thread.currentThread().isInterrupted()
+                    || activeRequests.get() > 0 || syncsInFlight > 0
+                    || !callbacks.isEmpty() || !waiters.isEmpty()) {
+                return false;
+            }
+            forceFor();
+            return durableLsn >= lsn;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The log writer thread: forces for the callbacks of {@link #whenDurable}, then runs them. */
     private void runWriter() {
         while (true) {
@@ -657,6 +691,13 @@ public final class DurableStore implements Journal, AutoCloseable {
                 }
                 due = ready;
                 ready = new ArrayList<>();
+                writerRunning = true;
+            } catch (Throwable t) {
+                // the writer must not die and leave replies waiting for ever: fail the store instead
+                fail(t);
+                ready.addAll(callbacks);
+                callbacks.clear();
+                continue;
             } finally {
                 writerHolding = false;
                 lock.unlock();
@@ -669,6 +710,41 @@ public final class DurableStore implements Journal, AutoCloseable {
                     log.warn("a durability callback failed", e);
                 }
             }
+            lock.lock();
+            try {
+                writerRunning = false;
+                callbacksRun.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Blocks until every record appended so far is on disk and every callback waiting for one has
+     * run (at most 10 s once durable): so that replies held for those records are on their way out
+     * before the server closes the connections.
+     */
+    public void settle() {
+        try {
+            awaitDurable(appendedLsn);
+        } catch (IllegalStateException e) {
+            return; // the log failed: the held replies are dropped and their connections closed
+        }
+        lock.lock();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!ready.isEmpty() || !callbacks.isEmpty() || writerRunning) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || writer == null || !writer.isAlive()) {
+                    return;
+                }
+                callbacksRun.awaitNanos(left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -792,7 +868,15 @@ public final class DurableStore implements Journal, AutoCloseable {
 
     /** The request started with {@link #requestStarted} is answered. */
     public void requestFinished() {
-        activeRequests.decrementAndGet();
+        if (activeRequests.decrementAndGet() <= 0 && writerHolding) {
+            // the log writer holds its force back for requests being handled: there are none now
+            lock.lock();
+            try {
+                writerWork.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
     }
 
     /**

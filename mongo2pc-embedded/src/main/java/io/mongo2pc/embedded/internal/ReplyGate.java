@@ -47,13 +47,16 @@ final class ReplyGate extends ChannelOutboundHandlerAdapter {
      * upstream's (then the caller must wait for the disk itself). Call on the channel's event loop.
      */
     static ReplyGate of(Channel channel, DurableStore store) {
+        if (!channel.eventLoop().inEventLoop()) {
+            return null;
+        }
         ReplyGate gate = channel.attr(KEY).get();
         if (gate != null) {
             return gate;
         }
         ChannelPipeline pipeline = channel.pipeline();
         ChannelHandlerContext database = pipeline.context(MongoDatabaseHandler.class);
-        if (database == null || !channel.eventLoop().inEventLoop()) {
+        if (database == null) {
             return null;
         }
         gate = new ReplyGate(store);
@@ -112,20 +115,20 @@ final class ReplyGate extends ChannelOutboundHandlerAdapter {
     }
 
     private void release(Throwable failure) {
-        if (failure != null) {
-            drop(failure);
-            context.close();
-            return;
-        }
         boolean wrote = false;
         while (!held.isEmpty() && store.isDurable(held.peek().lsn)) {
             Held next = held.poll();
             context.write(next.message, next.promise);
             wrote = true;
         }
-        if (wrote && flushHeld) {
+        if (wrote && (flushHeld || failure != null)) {
             context.flush();
             flushHeld = !held.isEmpty();
+        }
+        if (failure != null) {
+            // what is durable has left; the rest may never be on disk
+            drop(failure);
+            context.close();
         }
     }
 

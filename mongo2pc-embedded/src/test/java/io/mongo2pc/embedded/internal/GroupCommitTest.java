@@ -167,13 +167,13 @@ class GroupCommitTest {
         int records = 200;
         try (DurableStore store = started(Duration.ZERO)) {
             CountDownLatch forcesAllowed = new CountDownLatch(1);
-            store.beforeForce = () -> {
+            store.beforeEachForce(() -> {
                 try {
                     forcesAllowed.await(30, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-            };
+            });
             long forcesBefore = store.forces();
             CountDownLatch told = new CountDownLatch(records);
             LongAdder early = new LongAdder();
