@@ -6,6 +6,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.embedded.internal.DurableStore;
+import io.mongo2pc.embedded.internal.HeldForces;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,13 +42,7 @@ class CleanShutdownTest {
             MongoCollection<Document> accounts = client.getDatabase("bank").getCollection("accounts");
             accounts.insertOne(new Document("_id", "a"));
             DurableStore store = server.store();
-            store.beforeEachForce(() -> { // a slow disk
-                try {
-                    forcesAllowed.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            store.beforeEachForce(HeldForces.until(forcesAllowed)); // a slow disk
             // a request being handled elsewhere: the store does not force on the write's own thread
             // (as it does for a lone request), so the write's reply waits in its connection's gate
             store.requestStarted();

@@ -695,8 +695,7 @@ public final class DurableStore implements Journal, AutoCloseable {
             } catch (Throwable t) {
                 // the writer must not die and leave replies waiting for ever: fail the store instead
                 fail(t);
-                ready.addAll(callbacks);
-                callbacks.clear();
+                wakeWaiters(); // with the store failed: every waiter, and every callback to ready
                 continue;
             } finally {
                 writerHolding = false;

@@ -116,13 +116,7 @@ class DurableRepliesTest {
     }
 
     private void holdForces() {
-        store.beforeEachForce(() -> {
-            try {
-                forcesAllowed.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        store.beforeEachForce(HeldForces.until(forcesAllowed));
     }
 
     private MongoClient newClient() {

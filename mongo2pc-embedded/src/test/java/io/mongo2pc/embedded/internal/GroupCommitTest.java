@@ -167,13 +167,7 @@ class GroupCommitTest {
         int records = 200;
         try (DurableStore store = started(Duration.ZERO)) {
             CountDownLatch forcesAllowed = new CountDownLatch(1);
-            store.beforeEachForce(() -> {
-                try {
-                    forcesAllowed.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            store.beforeEachForce(HeldForces.until(forcesAllowed));
             long forcesBefore = store.forces();
             CountDownLatch told = new CountDownLatch(records);
             LongAdder early = new LongAdder();
