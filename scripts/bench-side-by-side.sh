@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Library vs tutorial vs raw, side by side in one run against one `serve --in-memory` in its own JVM
-# (issue "Fast"). Usage: scripts/bench-side-by-side.sh [SECONDS] [THREADS...]
+# Usage: scripts/bench-side-by-side.sh [SECONDS] [THREADS...]
 # Prints one JSON line per run; build first with: mvn -q -DskipTests package
 # The fresh server is first warmed up by every mode for SERVER_WARMUP seconds (default 8, not
 # reported: its JIT would otherwise favour whichever mode runs last); ROUNDS (default 1) repeats
