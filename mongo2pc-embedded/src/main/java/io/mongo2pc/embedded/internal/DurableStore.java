@@ -6,16 +6,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -30,9 +22,6 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * The on-disk home of an embedded server's data: a snapshot plus a write-ahead log, with group
@@ -59,14 +48,6 @@ public final class DurableStore implements Journal, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(DurableStore.class);
 
-    static final String SNAPSHOT = "snapshot.dat";
-    static final String SNAPSHOT_TMP = "snapshot.tmp";
-    static final String LOCK = "mongo2pc.lock";
-    private static final Pattern WAL_NAME = Pattern.compile("wal-(\\d+)\\.log");
-    private static final int SNAPSHOT_MAGIC = 0x4D325053;
-    private static final int WAL_MAGIC = 0x4D32574C;
-    private static final int WAL_HEADER_BYTES = 12;
-    private static final int PREALLOCATE_BYTES = 4 * 1024 * 1024;
     /** Forces of the log allowed to run at once (each costs CPU; a few in flight hide the disk's latency). */
     static final int DEFAULT_MAX_CONCURRENT_FORCES = Integer.getInteger("mongo2pc.embedded.maxConcurrentForces", 4);
     /**
@@ -80,17 +61,15 @@ public final class DurableStore implements Journal, AutoCloseable {
     /** Default log size that triggers a compaction while running (also grows with the snapshot). */
     public static final long DEFAULT_COMPACT_THRESHOLD = 64L * 1024 * 1024;
 
+    private final DataDirectory directory;
     private final Path dir;
-    private final FileChannel lockChannel;
-    private final FileLock fileLock;
     private final long compactThreshold;
     private final long commitDelayNanos;
     private final int maxConcurrentForces;
 
     private final StoreState state;
-    private FileChannel wal;
-    private long walGeneration;
-    private long walAllocated;
+    /** The log segment records are written to; replaced under both locks. */
+    private LogSegment segment;
     private volatile long snapshotBytes;
 
     private final ReentrantLock lock = new ReentrantLock();
@@ -126,7 +105,7 @@ public final class DurableStore implements Journal, AutoCloseable {
     private final LongAdder forces = new LongAdder();
     /** Tests only: runs before each force of the log (to hold it back, or to fail it). */
     private volatile Runnable beforeForce;
-    private final List<FileChannel> retired = new ArrayList<>();
+    private final List<LogSegment> retired = new ArrayList<>();
     /** Used under writeLock only. */
     private ByteBuf buffer = Unpooled.buffer(1 << 16);
     private ArrayList<LogRecord> pending = new ArrayList<>();
@@ -144,15 +123,16 @@ public final class DurableStore implements Journal, AutoCloseable {
     private Future<?> compaction;
     private volatile long compactions;
 
-    private DurableStore(Path dir, FileChannel lockChannel, FileLock fileLock, long compactThreshold,
+    private DurableStore(DataDirectory directory, Recovery.Recovered recovered, long compactThreshold,
                          Duration commitDelay, int maxConcurrentForces) {
-        this.dir = dir;
-        this.lockChannel = lockChannel;
-        this.fileLock = fileLock;
+        this.directory = directory;
+        this.dir = directory.path();
+        this.state = recovered.state();
+        this.segment = recovered.segment();
+        this.snapshotBytes = recovered.snapshotBytes();
         this.compactThreshold = compactThreshold;
         this.commitDelayNanos = commitDelay.toNanos();
         this.maxConcurrentForces = maxConcurrentForces;
-        this.state = new StoreState();
     }
 
     /**
@@ -182,30 +162,15 @@ public final class DurableStore implements Journal, AutoCloseable {
         if (commitDelay.isNegative()) {
             throw new IllegalArgumentException("commit delay must not be negative: " + commitDelay);
         }
-        Files.createDirectories(dir);
-        Path lockFile = dir.resolve(LOCK);
-        FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        FileLock fileLock;
+        DataDirectory directory = DataDirectory.lock(dir);
+        Recovery.Recovered recovered;
         try {
-            fileLock = lockChannel.tryLock();
-        } catch (OverlappingFileLockException e) {
-            fileLock = null;
-        }
-        if (fileLock == null) {
-            lockChannel.close();
-            throw new IllegalStateException("data directory " + dir.toAbsolutePath()
-                    + " is in use by another embedded server (lock file " + lockFile.toAbsolutePath()
-                    + " is held); stop that server or use another --data directory");
-        }
-        DurableStore store = new DurableStore(dir, lockChannel, fileLock, compactThreshold, commitDelay,
-                maxConcurrentForces);
-        try {
-            store.recover();
+            recovered = Recovery.run(directory, compactThreshold);
         } catch (IOException | RuntimeException e) {
-            store.releaseLock();
+            directory.release();
             throw e;
         }
-        return store;
+        return new DurableStore(directory, recovered, compactThreshold, commitDelay, maxConcurrentForces);
     }
 
     /** The recovered data; read it before {@link #start()}, never after. */
@@ -213,147 +178,12 @@ public final class DurableStore implements Journal, AutoCloseable {
         return state;
     }
 
-    private void recover() throws IOException {
-        long nextWal = 1;
-        long start = System.nanoTime();
-        Path snapshot = dir.resolve(SNAPSHOT);
-        if (Files.exists(snapshot)) {
-            nextWal = readSnapshot(snapshot);
-        }
-        Files.deleteIfExists(dir.resolve(SNAPSHOT_TMP));
-        long replayed = 0;
-        long cut = 0;
-        long generation = nextWal;
-        while (Files.exists(walPath(generation))) {
-            long[] result = replayWal(generation);
-            replayed += result[0];
-            cut = result[1];
-            if (cut > 0) {
-                log.warn("cut a torn tail of {} bytes from {} (records that were never acknowledged)",
-                        cut, walPath(generation));
-                break;
-            }
-            generation++;
-        }
-        if (Files.exists(snapshot) && replayed == 0 && cut == 0 && maxWalGeneration() <= nextWal) {
-            // the snapshot is already the whole state (e.g. after a clean close): no need to rewrite it
-            snapshotBytes = Files.size(snapshot);
-            deleteWalsBelow(Long.MAX_VALUE);
-            openWal(nextWal);
-        } else {
-            long newGeneration = Math.max(generation, maxWalGeneration()) + 1;
-            snapshotBytes = writeSnapshot(state, newGeneration);
-            deleteWalsBelow(Long.MAX_VALUE);
-            openWal(newGeneration);
-        }
-        log.info("opened {}: {} documents, {} log records replayed, in {} ms", dir, state.documentCount(), replayed,
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
-    }
-
-    private long readSnapshot(Path snapshot) throws IOException {
-        ByteBuffer in = map(snapshot);
-        if (in.remaining() < 12 || in.getInt() != SNAPSHOT_MAGIC) {
-            throw new IOException("not a mongo2pc snapshot: " + snapshot);
-        }
-        long nextWal = in.getLong();
-        while (true) {
-            LogRecord record = LogRecord.readFrom(in);
-            if (record == null) {
-                throw new IOException("snapshot " + snapshot + " is corrupt at byte " + in.position()
-                        + " (snapshots are written to a temporary file and renamed, so this is not a crash)");
-            }
-            if (record.type == LogRecord.Type.SNAPSHOT_END) {
-                return nextWal;
-            }
-            state.apply(record);
-        }
-    }
-
-    /** Returns {records applied, bytes cut off}. */
-    private long[] replayWal(long generation) throws IOException {
-        Path path = walPath(generation);
-        ByteBuffer in = map(path);
-        if (in.remaining() < WAL_HEADER_BYTES) {
-            return new long[] {0, in.remaining()};
-        }
-        if (in.getInt() != WAL_MAGIC || in.getLong() != generation) {
-            throw new IOException("not a mongo2pc log of generation " + generation + ": " + path);
-        }
-        long count = 0;
-        LogRecord record;
-        while ((record = LogRecord.readFrom(in)) != null) {
-            state.apply(record);
-            count++;
-        }
-        // the log is preallocated with zeros: only non-zero bytes after the last record are a torn tail
-        long cut = 0;
-        for (int i = in.position(); i < in.limit(); i++) {
-            if (in.get(i) != 0) {
-                cut = in.limit() - in.position();
-                break;
-            }
-        }
-        return new long[] {count, cut};
-    }
-
-    private static ByteBuffer map(Path path) throws IOException {
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-            long size = channel.size();
-            if (size > Integer.MAX_VALUE) {
-                throw new IOException(path + " is larger than 2 GiB, which this store does not support");
-            }
-            MappedByteBuffer buffer = channel.map(FileChannel.MapMode.READ_ONLY, 0, size);
-            return buffer;
-        }
-    }
-
-    private long writeSnapshot(StoreState image, long nextWal) throws IOException {
-        Path tmp = dir.resolve(SNAPSHOT_TMP);
-        long size;
-        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuf buf = Unpooled.buffer(1 << 20);
-            buf.writeInt(SNAPSHOT_MAGIC).writeLong(nextWal);
-            image.forEachRecord(record -> {
-                record.writeTo(buf);
-                if (buf.readableBytes() >= (1 << 20)) {
-                    drain(buf, channel);
-                }
-            });
-            new LogRecord(LogRecord.Type.SNAPSHOT_END, null, null, null).writeTo(buf);
-            drain(buf, channel);
-            channel.force(true);
-            size = channel.size();
-        }
-        Files.move(tmp, dir.resolve(SNAPSHOT), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        syncDirectory();
-        return size;
-    }
-
-    private static void drain(ByteBuf buf, FileChannel channel) {
-        try {
-            ByteBuffer nio = buf.nioBuffer();
-            while (nio.hasRemaining()) {
-                channel.write(nio);
-            }
-            buf.clear();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     private void openWal(long generation) throws IOException {
-        FileChannel channel = FileChannel.open(walPath(generation), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        ByteBuffer header = ByteBuffer.allocate(WAL_HEADER_BYTES).putInt(WAL_MAGIC).putLong(generation).flip();
-        while (header.hasRemaining()) {
-            channel.write(header);
-        }
-        channel.force(true);
-        syncDirectory();
-        FileChannel old = wal;
+        LogSegment next = LogSegment.create(directory, generation, compactThreshold);
+        LogSegment old = segment;
         if (old != null) {
             // everything written to the old log becomes durable before records go to the new one
-            old.force(false);
+            old.force();
         }
         lock.lock();
         try {
@@ -363,9 +193,7 @@ public final class DurableStore implements Journal, AutoCloseable {
                 // a concurrent force() may still use it: close it once no force is running
                 retired.add(old);
             }
-            wal = channel;
-            walGeneration = generation;
-            walAllocated = WAL_HEADER_BYTES;
+            segment = next;
             closeRetiredIfIdle();
         } finally {
             lock.unlock();
@@ -377,74 +205,14 @@ public final class DurableStore implements Journal, AutoCloseable {
         if (syncsInFlight > 0) {
             return;
         }
-        for (FileChannel channel : retired) {
+        for (LogSegment old : retired) {
             try {
-                channel.close();
+                old.close();
             } catch (IOException e) {
                 log.warn("cannot close an old log of {}", dir, e);
             }
         }
         retired.clear();
-    }
-
-    /**
-     * Writes zeros ahead of the log's end and forces them with the file's metadata once, so that
-     * the per-batch {@code force(false)} (fdatasync) overwrites allocated blocks and need not
-     * commit the file system journal (which on a busy machine also carries everyone else's changes).
-     */
-    private void preallocate(long end) throws IOException {
-        if (end <= walAllocated) {
-            return;
-        }
-        int chunk = (int) Math.min(PREALLOCATE_BYTES, Math.max(compactThreshold, 64 * 1024));
-        ByteBuffer zeros = ByteBuffer.allocate(chunk);
-        while (walAllocated < end) {
-            zeros.clear();
-            long at = walAllocated;
-            while (zeros.hasRemaining()) {
-                at += wal.write(zeros, at);
-            }
-            walAllocated = at;
-        }
-        wal.force(true);
-    }
-
-    private void syncDirectory() throws IOException {
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-            channel.force(true);
-        } catch (IOException e) {
-            log.debug("cannot fsync directory {} on this platform", dir, e);
-        }
-    }
-
-    private Path walPath(long generation) {
-        return dir.resolve("wal-" + generation + ".log");
-    }
-
-    private List<Long> walGenerations() throws IOException {
-        List<Long> generations = new ArrayList<>();
-        try (Stream<Path> files = Files.list(dir)) {
-            files.forEach(file -> {
-                Matcher m = WAL_NAME.matcher(file.getFileName().toString());
-                if (m.matches()) {
-                    generations.add(Long.parseLong(m.group(1)));
-                }
-            });
-        }
-        return generations;
-    }
-
-    private long maxWalGeneration() throws IOException {
-        return walGenerations().stream().mapToLong(Long::longValue).max().orElse(0);
-    }
-
-    private void deleteWalsBelow(long generation) throws IOException {
-        for (long g : walGenerations()) {
-            if (g < generation) {
-                Files.deleteIfExists(walPath(g));
-            }
-        }
-        syncDirectory();
     }
 
     /** Hands the recovered state over to the log; from now on the backend's changes are appended. */
@@ -776,11 +544,11 @@ public final class DurableStore implements Journal, AutoCloseable {
         lock.unlock();
         try {
             writeUpTo(target);
-            FileChannel channel;
+            LogSegment toForce;
             lock.lock();
             try {
                 // a log switched since the write was forced by the switch (openWal)
-                channel = wal;
+                toForce = segment;
             } finally {
                 lock.unlock();
             }
@@ -788,7 +556,7 @@ public final class DurableStore implements Journal, AutoCloseable {
             if (hook != null) {
                 hook.run();
             }
-            channel.force(false);
+            toForce.force();
         } catch (Throwable t) {
             failed = t;
         } finally {
@@ -967,11 +735,7 @@ public final class DurableStore implements Journal, AutoCloseable {
             record.writeTo(buffer);
             state.apply(record);
         }
-        ByteBuffer nio = buffer.nioBuffer();
-        preallocate(wal.position() + nio.remaining());
-        while (nio.hasRemaining()) {
-            wal.write(nio);
-        }
+        segment.append(buffer.nioBuffer());
         if (buffer.capacity() > (1 << 22)) {
             buffer = Unpooled.buffer(1 << 16);
         }
@@ -988,19 +752,19 @@ public final class DurableStore implements Journal, AutoCloseable {
     }
 
     private void maybeCompact() throws IOException {
-        if (wal.position() < Math.max(compactThreshold, snapshotBytes)) {
+        if (segment.position() < Math.max(compactThreshold, snapshotBytes)) {
             return;
         }
         if (compaction != null && !compaction.isDone()) {
             return;
         }
-        long newGeneration = walGeneration + 1;
+        long newGeneration = segment.generation() + 1;
         openWal(newGeneration);
         StoreState image = state.copy();
         compaction = compactor.submit(() -> {
             try {
-                snapshotBytes = writeSnapshot(image, newGeneration);
-                deleteWalsBelow(newGeneration);
+                snapshotBytes = SnapshotFile.write(directory, image, newGeneration);
+                directory.deleteSegmentsBelow(newGeneration);
                 compactions++;
                 log.info("compacted {} into a snapshot of {} bytes", dir, snapshotBytes);
             } catch (IOException | RuntimeException e) {
@@ -1068,22 +832,21 @@ public final class DurableStore implements Journal, AutoCloseable {
         try {
             lock.lock();
             try {
-                for (FileChannel channel : retired) {
-                    channel.close();
+                for (LogSegment old : retired) {
+                    old.close();
                 }
                 retired.clear();
             } finally {
                 lock.unlock();
             }
-            if (wal != null) {
-                wal.force(true);
-                boolean logHasRecords = wal.position() > WAL_HEADER_BYTES;
-                wal.close();
+            if (segment != null) {
+                boolean logHasRecords = segment.hasRecords();
+                segment.forceAndClose();
                 if (logHasRecords && failure == null) {
                     // a clean close leaves just a snapshot, so the next open need not replay or rewrite
-                    long next = walGeneration + 1;
-                    snapshotBytes = writeSnapshot(state, next);
-                    deleteWalsBelow(next);
+                    long next = segment.generation() + 1;
+                    snapshotBytes = SnapshotFile.write(directory, state, next);
+                    directory.deleteSegmentsBelow(next);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -1092,15 +855,6 @@ public final class DurableStore implements Journal, AutoCloseable {
             writeLock.unlock();
         }
         log.info("closed {}: {} log records in {} forces since it was opened", dir, appendedLsn, forces());
-        releaseLock();
-    }
-
-    private void releaseLock() {
-        try {
-            fileLock.release();
-            lockChannel.close();
-        } catch (IOException e) {
-            log.warn("cannot release the lock on {}", dir, e);
-        }
+        directory.release();
     }
 }

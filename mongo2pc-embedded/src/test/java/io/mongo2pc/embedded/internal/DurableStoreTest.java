@@ -124,7 +124,7 @@ class DurableStoreTest {
         Map<String, byte[]> files = new java.util.TreeMap<>();
         try (Stream<Path> list = Files.list(dir)) {
             for (Path f : list.toList()) {
-                if (!f.getFileName().toString().equals(DurableStore.LOCK)) {
+                if (!f.getFileName().toString().equals(DataDirectory.LOCK)) {
                     files.put(f.getFileName().toString(), Files.readAllBytes(f));
                 }
             }
