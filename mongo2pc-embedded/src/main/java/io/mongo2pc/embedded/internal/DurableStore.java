@@ -13,9 +13,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -63,14 +60,12 @@ public final class DurableStore implements Journal, AutoCloseable {
 
     private final DataDirectory directory;
     private final Path dir;
-    private final long compactThreshold;
     private final long commitDelayNanos;
     private final int maxConcurrentForces;
 
     private final StoreState state;
     /** The log segment records are written to; replaced under both locks. */
     private LogSegment segment;
-    private volatile long snapshotBytes;
 
     private final ReentrantLock lock = new ReentrantLock();
     private volatile boolean started;
@@ -115,13 +110,7 @@ public final class DurableStore implements Journal, AutoCloseable {
     private boolean closing;
     private boolean closed;
 
-    private final ExecutorService compactor = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "mongo2pc-compactor");
-        t.setDaemon(true);
-        return t;
-    });
-    private Future<?> compaction;
-    private volatile long compactions;
+    private final Compactor compactor;
 
     private DurableStore(DataDirectory directory, Recovery.Recovered recovered, long compactThreshold,
                          Duration commitDelay, int maxConcurrentForces) {
@@ -129,8 +118,7 @@ public final class DurableStore implements Journal, AutoCloseable {
         this.dir = directory.path();
         this.state = recovered.state();
         this.segment = recovered.segment();
-        this.snapshotBytes = recovered.snapshotBytes();
-        this.compactThreshold = compactThreshold;
+        this.compactor = new Compactor(directory, compactThreshold, recovered.snapshotBytes());
         this.commitDelayNanos = commitDelay.toNanos();
         this.maxConcurrentForces = maxConcurrentForces;
     }
@@ -178,21 +166,21 @@ public final class DurableStore implements Journal, AutoCloseable {
         return state;
     }
 
-    private void openWal(long generation) throws IOException {
-        LogSegment next = LogSegment.create(directory, generation, compactThreshold);
+    /**
+     * Switches the log to a new segment: everything written to the old one is forced first (and so
+     * made durable), and the old one is closed once no force runs on it. Called under {@link #writeLock}.
+     */
+    private void switchSegment() throws IOException {
         LogSegment old = segment;
-        if (old != null) {
-            // everything written to the old log becomes durable before records go to the new one
-            old.force();
-        }
+        LogSegment next = old.createNext(directory);
+        // everything written to the old log becomes durable before records go to the new one
+        old.force();
         lock.lock();
         try {
-            if (old != null) {
-                durableLsn = Math.max(durableLsn, writtenLsn);
-                wakeWaiters();
-                // a concurrent force() may still use it: close it once no force is running
-                retired.add(old);
-            }
+            durableLsn = Math.max(durableLsn, writtenLsn);
+            wakeWaiters();
+            // a concurrent force() may still use it: close it once no force is running
+            retired.add(old);
             segment = next;
             closeRetiredIfIdle();
         } finally {
@@ -547,7 +535,7 @@ public final class DurableStore implements Journal, AutoCloseable {
             LogSegment toForce;
             lock.lock();
             try {
-                // a log switched since the write was forced by the switch (openWal)
+                // a log switched since the write was forced by the switch (switchSegment)
                 toForce = segment;
             } finally {
                 lock.unlock();
@@ -752,30 +740,17 @@ public final class DurableStore implements Journal, AutoCloseable {
     }
 
     private void maybeCompact() throws IOException {
-        if (segment.position() < Math.max(compactThreshold, snapshotBytes)) {
-            return;
-        }
-        if (compaction != null && !compaction.isDone()) {
+        if (!compactor.isDue(segment.position())) {
             return;
         }
         long newGeneration = segment.generation() + 1;
-        openWal(newGeneration);
-        StoreState image = state.copy();
-        compaction = compactor.submit(() -> {
-            try {
-                snapshotBytes = SnapshotFile.write(directory, image, newGeneration);
-                directory.deleteSegmentsBelow(newGeneration);
-                compactions++;
-                log.info("compacted {} into a snapshot of {} bytes", dir, snapshotBytes);
-            } catch (IOException | RuntimeException e) {
-                log.warn("compaction of {} failed; the log is kept and compaction retried later", dir, e);
-            }
-        });
+        switchSegment();
+        compactor.compactInBackground(state.copy(), newGeneration);
     }
 
     /** How many compactions finished while running (for tests and monitoring). */
     public long compactions() {
-        return compactions;
+        return compactor.compactions();
     }
 
     /** Stops the log writer once it has run every callback (all records are durable by now, or the log failed). */
@@ -809,10 +784,7 @@ public final class DurableStore implements Journal, AutoCloseable {
         try {
             awaitDurable(appendedLsn);
             awaitNoForce();
-            Future<?> running = compaction;
-            if (running != null) {
-                running.get();
-            }
+            compactor.awaitRunning();
         } catch (Exception e) {
             log.warn("while closing {}", dir, e);
         }
@@ -845,8 +817,7 @@ public final class DurableStore implements Journal, AutoCloseable {
                 if (logHasRecords && failure == null) {
                     // a clean close leaves just a snapshot, so the next open need not replay or rewrite
                     long next = segment.generation() + 1;
-                    snapshotBytes = SnapshotFile.write(directory, state, next);
-                    directory.deleteSegmentsBelow(next);
+                    compactor.compactNow(state, next);
                 }
             }
         } catch (IOException | RuntimeException e) {

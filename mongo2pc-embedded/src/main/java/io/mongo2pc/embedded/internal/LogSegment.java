@@ -38,6 +38,17 @@ final class LogSegment {
      * synced. It preallocates in chunks of at most 4 MiB, less for a small {@code compactThreshold}.
      */
     static LogSegment create(DataDirectory directory, long generation, long compactThreshold) throws IOException {
+        int chunk = (int) Math.min(PREALLOCATE_BYTES, Math.max(compactThreshold, 64 * 1024));
+        return createWithChunk(directory, generation, chunk);
+    }
+
+    /** Creates the segment that follows this one, preallocated alike. */
+    LogSegment createNext(DataDirectory directory) throws IOException {
+        return createWithChunk(directory, generation + 1, preallocateChunk);
+    }
+
+    private static LogSegment createWithChunk(DataDirectory directory, long generation, int preallocateChunk)
+            throws IOException {
         FileChannel channel = FileChannel.open(directory.segment(generation), StandardOpenOption.CREATE_NEW,
                 StandardOpenOption.WRITE);
         ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).putInt(MAGIC).putLong(generation).flip();
@@ -46,8 +57,7 @@ final class LogSegment {
         }
         channel.force(true);
         directory.sync();
-        int chunk = (int) Math.min(PREALLOCATE_BYTES, Math.max(compactThreshold, 64 * 1024));
-        return new LogSegment(channel, generation, chunk);
+        return new LogSegment(channel, generation, preallocateChunk);
     }
 
     /**
