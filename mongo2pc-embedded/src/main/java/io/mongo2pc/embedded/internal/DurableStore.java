@@ -93,6 +93,8 @@ public final class DurableStore implements Journal, AutoCloseable {
     private final Condition callbacksRun = lock.newCondition();
     private boolean writerStop;
     private Thread writer;
+    /** Used by the log writer thread only. */
+    private final HoldBack writerHoldBack;
     /** Threads inside {@link #awaitDurable}. */
     private final AtomicInteger inside = new AtomicInteger();
     /** Requests being handled (between {@link #requestStarted} and {@link #requestFinished}). */
@@ -120,6 +122,7 @@ public final class DurableStore implements Journal, AutoCloseable {
         this.segment = recovered.segment();
         this.compactor = new Compactor(directory, compactThreshold, recovered.snapshotBytes());
         this.commitDelayNanos = commitDelay.toNanos();
+        this.writerHoldBack = new HoldBack(commitDelayNanos);
         this.maxConcurrentForces = maxConcurrentForces;
     }
 
@@ -259,12 +262,12 @@ public final class DurableStore implements Journal, AutoCloseable {
             return;
         }
         Waiter me = new Waiter(lsn, Thread.currentThread());
+        HoldBack holdBack = new HoldBack(commitDelayNanos);
         // an interrupt would close the log's channel in the middle of a write or force (and fail
         // the store): clear the flag while here, restore it on the way out
         boolean interrupted = Thread.interrupted();
         inside.incrementAndGet();
         try {
-            long holdUntil = 0;
             lock.lock();
             while (true) {
                 // here with the lock held, and not in the list of waiters
@@ -279,13 +282,10 @@ public final class DurableStore implements Journal, AutoCloseable {
                 long parkNanos = -1; // below zero: force now; zero: until woken; above: at most that long
                 if (forcingUpTo >= lsn || syncsInFlight >= maxConcurrentForces) {
                     parkNanos = 0;
-                } else if (commitDelayNanos > 0 && inside.get() < activeRequests.get()) {
-                    long now = System.nanoTime();
-                    if (holdUntil == 0) {
-                        holdUntil = now + commitDelayNanos;
-                    }
-                    if (now - holdUntil < 0) {
-                        parkNanos = holdUntil - now;
+                } else {
+                    long left = holdBack.nanosLeft(inside.get() < activeRequests.get());
+                    if (left > 0) {
+                        parkNanos = left;
                     }
                 }
                 if (parkNanos < 0) {
@@ -409,7 +409,7 @@ public final class DurableStore implements Journal, AutoCloseable {
             List<Callback> due;
             lock.lock();
             try {
-                long holdUntil = 0;
+                writerHoldBack.reset();
                 while (ready.isEmpty()) {
                     if (failure != null && !callbacks.isEmpty()) {
                         ready.addAll(callbacks);
@@ -425,19 +425,14 @@ public final class DurableStore implements Journal, AutoCloseable {
                         writerIdle = false;
                         continue;
                     }
-                    if (commitDelayNanos > 0 && activeRequests.get() > 0 && !writerStop) {
-                        long now = System.nanoTime();
-                        if (holdUntil == 0) {
-                            holdUntil = now + commitDelayNanos;
-                        }
-                        if (now - holdUntil < 0) {
-                            writerHolding = true;
-                            awaitWork(holdUntil - now);
-                            writerHolding = false;
-                            continue;
-                        }
+                    long left = writerHoldBack.nanosLeft(activeRequests.get() > 0 && !writerStop);
+                    if (left > 0) {
+                        writerHolding = true;
+                        awaitWork(left);
+                        writerHolding = false;
+                        continue;
                     }
-                    holdUntil = 0;
+                    writerHoldBack.reset();
                     if (forcingUpTo >= appendedLsn || syncsInFlight >= maxConcurrentForces) {
                         // a waiter's force covers the callbacks, or none may start: woken when one ends
                         awaitWork(0);
