@@ -67,7 +67,10 @@ final class Compactor {
         });
     }
 
-    /** At a clean close: writes {@code state} as the snapshot now and deletes the segments before {@code nextGeneration}. */
+    /**
+     * At a clean close: writes {@code state} as the snapshot now and deletes the segments before
+     * {@code nextGeneration}.
+     */
     void compactNow(StoreState state, long nextGeneration) throws IOException {
         snapshotBytes = SnapshotFile.write(directory, state, nextGeneration);
         directory.deleteSegmentsBelow(nextGeneration);

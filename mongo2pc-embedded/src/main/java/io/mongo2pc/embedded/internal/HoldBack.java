@@ -7,7 +7,7 @@ package io.mongo2pc.embedded.internal;
  * carries, so under load this puts several times more records into each one; alone, a request
  * forces at once.
  *
- * <p>Used by one thread at a time: a waiter of {@link DurableStore#awaitDurable}, or the log writer.
+ * <p>Used by one thread at a time: a waiter of {@link Waiters#awaitDurable}, or the {@link LogWriter}.
  */
 final class HoldBack {
 
