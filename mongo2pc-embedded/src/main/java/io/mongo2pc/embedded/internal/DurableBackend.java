@@ -13,6 +13,7 @@ import io.netty.channel.Channel;
 
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The embedded server's backend: upstream's command handling over {@link DurableDatabase}s, with
@@ -72,37 +73,34 @@ public final class DurableBackend extends AbstractMongoBackend {
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
         beforeRequest(command, query);
-        enterRequest(channel);
-        try {
-            return super.handleCommand(channel, databaseName, command, query);
-        } finally {
-            exitRequest();
-        }
+        return asRequest(channel, () -> super.handleCommand(channel, databaseName, command, query));
     }
 
     @Override
     public Document handleMessage(MongoMessage message) {
-        if (store != null) {
-            store.checkUsable();
-        }
-        enterRequest(message.getChannel());
+        checkUsable();
+        return asRequest(message.getChannel(), () -> super.handleMessage(message));
+    }
+
+    @Override
+    public QueryResult handleQuery(MongoQuery query) {
+        checkUsable();
+        return asRequest(query.getChannel(), () -> super.handleQuery(query));
+    }
+
+    /** Runs {@code handling} as (part of) the request this thread handles on {@code channel}; see {@link Request}. */
+    private <T> T asRequest(Channel channel, Supplier<T> handling) {
+        enterRequest(channel);
         try {
-            return super.handleMessage(message);
+            return handling.get();
         } finally {
             exitRequest();
         }
     }
 
-    @Override
-    public QueryResult handleQuery(MongoQuery query) {
+    private void checkUsable() {
         if (store != null) {
             store.checkUsable();
-        }
-        enterRequest(query.getChannel());
-        try {
-            return super.handleQuery(query);
-        } finally {
-            exitRequest();
         }
     }
 
