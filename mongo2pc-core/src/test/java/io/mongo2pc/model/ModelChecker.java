@@ -1,22 +1,25 @@
 package io.mongo2pc.model;
 
-import io.mongo2pc.model.ProtocolModel.State;
-import io.mongo2pc.model.ProtocolModel.Step;
+import io.mongo2pc.model.Model.Step;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Breadth-first search over every reachable state of a {@link ProtocolModel}, with a visited set.
+ * Breadth-first search over every reachable state of a {@link Model}, with a visited set.
  * Safety: the first state (or step) that breaks an invariant stops the search; breadth-first, its
  * trace is a shortest one. Liveness: once every state is known, each must be able to reach a
- * finished state (transaction terminal, nothing in flight), computed backwards over the graph.
+ * finished state (every transaction terminal, nothing in flight), computed backwards over the graph.
+ * Only the keys of visited states are kept (and the frontier's states): a trace is rebuilt by
+ * replaying the model from an initial state along the keys of its path.
  */
-final class ModelChecker {
+final class ModelChecker<S> {
 
     /** What a run found. {@code trace} is empty when nothing is violated. */
     record Outcome(int states, long transitions, int finishedStates, String violation, List<String> trace) {
@@ -27,7 +30,8 @@ final class ModelChecker {
         String report() {
             StringBuilder b = new StringBuilder();
             b.append(ok() ? "no violation" : "VIOLATION: " + violation).append(" (").append(states).append(" states, ")
-                    .append(transitions).append(" transitions, ").append(finishedStates).append(" finished states)\n");
+                    .append(transitions).append(" transitions, ").append(finishedStates).append(" finished states")
+                    .append(ok() ? "" : ", trace of " + (trace.size() - 1) + " steps").append(")\n");
             for (String line : trace) {
                 b.append("  ").append(line).append('\n');
             }
@@ -35,23 +39,23 @@ final class ModelChecker {
         }
     }
 
-    private final ProtocolModel model;
+    private final Model<S> model;
     private final Map<String, Integer> ids = new HashMap<>();
-    private final List<State> states = new ArrayList<>();
+    private final List<String> keys = new ArrayList<>();
+    private final BitSet finished = new BitSet();
     private int[] parent = new int[1024];
     private final List<int[]> successors = new ArrayList<>();
-    /** The label of a step that broke a transition invariant (its target may equal a known state). */
-    private final Map<Integer, String> badSteps = new HashMap<>();
 
-    ModelChecker(ProtocolModel model) {
+    ModelChecker(Model<S> model) {
         this.model = model;
     }
 
     /**
-     * For bigger searches outside the test suite, e.g. with a larger heap:
+     * For bigger searches of {@link ProtocolModel} outside the test suite, e.g. with a larger heap:
      * {@code java -Xmx12g -cp mongo2pc-core/target/test-classes:mongo2pc-core/target/classes
      * io.mongo2pc.model.ModelChecker crashes=2 A=1}.
      * Arguments: {@code crashes=N A=N lease=N skew=N behind=N hands=true bug=NAME} (bug repeatable).
+     * The two-round-trip commit has its own: {@link TwoRoundModel#main}.
      */
     public static void main(String[] args) {
         int crashes = 1;
@@ -75,7 +79,7 @@ final class ModelChecker {
             }
         }
         long start = System.nanoTime();
-        Outcome outcome = new ModelChecker(new ProtocolModel(bugs, crashes, hands, lease, skew, behind, balanceA, 0)).run();
+        Outcome outcome = new ModelChecker<>(new ProtocolModel(bugs, crashes, hands, lease, skew, behind, balanceA, 0)).run();
         System.out.println(String.join(" ", args) + ": " + outcome.report()
                 + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         System.exit(outcome.ok() ? 0 : 1);
@@ -83,30 +87,31 @@ final class ModelChecker {
 
     Outcome run() {
         ArrayDeque<Integer> queue = new ArrayDeque<>();
-        for (State init : model.initialStates()) {
+        ArrayDeque<S> frontier = new ArrayDeque<>();
+        for (S init : model.initialStates()) {
             int id = add(init, -1);
             String bad = model.violation(init);
             if (bad != null) {
                 return failure(bad, id, 0);
             }
             queue.add(id);
+            frontier.add(init);
         }
         long transitions = 0;
         while (!queue.isEmpty()) {
             int id = queue.poll();
-            State s = states.get(id);
-            List<Step> steps = model.successors(s);
+            S s = frontier.poll();
+            List<Step<S>> steps = model.successors(s);
             int[] succ = new int[steps.size()];
             for (int i = 0; i < steps.size(); i++) {
-                Step step = steps.get(i);
+                Step<S> step = steps.get(i);
                 transitions++;
                 String badStep = model.transitionViolation(s, step.next());
                 if (badStep != null) {
-                    int to = add(step.next(), id);
-                    badSteps.put(to, step.action());
-                    return failure(badStep, to, transitions);
+                    return failure(badStep, id, transitions, step.action(), step.next());
                 }
-                Integer known = ids.get(step.next().key());
+                String key = model.key(step.next());
+                Integer known = ids.get(key);
                 if (known == null) {
                     known = add(step.next(), id);
                     String bad = model.violation(step.next());
@@ -114,6 +119,7 @@ final class ModelChecker {
                         return failure(bad, known, transitions);
                     }
                     queue.add(known);
+                    frontier.add(step.next());
                 }
                 succ[i] = known;
             }
@@ -127,7 +133,7 @@ final class ModelChecker {
 
     /** Every state must be able to reach a finished one: backwards search from the finished states. */
     private Outcome liveness(long transitions) {
-        int n = states.size();
+        int n = keys.size();
         int[] inDegree = new int[n + 1];
         for (int[] succ : successors) {
             for (int t : succ) {
@@ -144,38 +150,35 @@ final class ModelChecker {
                 preds[fill[t]++] = from;
             }
         }
-        boolean[] canFinish = new boolean[n];
+        BitSet canFinish = (BitSet) finished.clone();
         ArrayDeque<Integer> queue = new ArrayDeque<>();
-        int finished = 0;
-        for (int i = 0; i < n; i++) {
-            if (ProtocolModel.finished(states.get(i))) {
-                canFinish[i] = true;
-                queue.add(i);
-                finished++;
-            }
-        }
+        finished.stream().forEach(queue::add);
         while (!queue.isEmpty()) {
             int t = queue.poll();
             for (int k = inDegree[t]; k < inDegree[t + 1]; k++) {
                 int from = preds[k];
-                if (!canFinish[from]) {
-                    canFinish[from] = true;
+                if (!canFinish.get(from)) {
+                    canFinish.set(from);
                     queue.add(from);
                 }
             }
         }
-        for (int i = 0; i < n; i++) {
-            if (!canFinish[i]) {
-                return new Outcome(n, transitions, finished, "no finished state is reachable from the last state", trace(i));
-            }
+        int stuck = canFinish.nextClearBit(0);
+        if (stuck < n) {
+            return new Outcome(n, transitions, finished.cardinality(), "no finished state is reachable from the last state",
+                    trace(stuck, null, null));
         }
-        return new Outcome(n, transitions, finished, null, List.of());
+        return new Outcome(n, transitions, finished.cardinality(), null, List.of());
     }
 
-    private int add(State s, int from) {
-        int id = states.size();
-        states.add(s);
-        ids.put(s.key(), id);
+    private int add(S s, int from) {
+        int id = keys.size();
+        String key = model.key(s);
+        keys.add(key);
+        ids.put(key, id);
+        if (model.finished(s)) {
+            finished.set(id);
+        }
         if (id >= parent.length) {
             parent = Arrays.copyOf(parent, parent.length * 2);
         }
@@ -184,28 +187,37 @@ final class ModelChecker {
     }
 
     private Outcome failure(String violation, int id, long transitions) {
-        return new Outcome(states.size(), transitions, 0, violation, trace(id));
+        return new Outcome(keys.size(), transitions, 0, violation, trace(id, null, null));
     }
 
-    /** The path from an initial state to {@code id}; the labels are rebuilt by replaying each step. */
-    private List<String> trace(int id) {
+    /** A step that broke a transition invariant: the trace to its source, then that step. */
+    private Outcome failure(String violation, int from, long transitions, String action, S to) {
+        return new Outcome(keys.size(), transitions, 0, violation, trace(from, action, to));
+    }
+
+    /**
+     * The path from an initial state to {@code id} (then the extra step, if given), replayed
+     * through the model: each step is the successor whose key is the next one on the path.
+     */
+    private List<String> trace(int id, String lastAction, S lastState) {
         List<Integer> path = new ArrayList<>();
         for (int at = id; at >= 0; at = parent[at]) {
             path.add(at);
         }
-        java.util.Collections.reverse(path);
+        Collections.reverse(path);
+        S current = model.initialStates().stream().filter(s -> model.key(s).equals(keys.get(path.get(0))))
+                .findFirst().orElseThrow();
         List<String> lines = new ArrayList<>();
-        lines.add("initial: " + states.get(path.get(0)));
+        lines.add("initial: " + current);
         for (int i = 1; i < path.size(); i++) {
-            State from = states.get(path.get(i - 1));
-            State to = states.get(path.get(i));
-            String label = badSteps.get(path.get(i));
-            if (label == null) {
-                String key = to.key();
-                label = model.successors(from).stream().filter(st -> st.next().key().equals(key))
-                        .map(Step::action).findFirst().orElse("?");
-            }
-            lines.add(i + ". " + label + "\n      => " + to);
+            String key = keys.get(path.get(i));
+            Step<S> step = model.successors(current).stream().filter(st -> model.key(st.next()).equals(key))
+                    .findFirst().orElseThrow();
+            current = step.next();
+            lines.add(i + ". " + step.action() + "\n      => " + current);
+        }
+        if (lastAction != null) {
+            lines.add(path.size() + ". " + lastAction + "\n      => " + lastState);
         }
         return lines;
     }

@@ -28,7 +28,7 @@ import java.util.Set;
  * equality and "is the next epoch" kept). So the search covers unbounded time and unboundedly many
  * takeovers; only crashes are bounded.
  */
-final class ProtocolModel {
+final class ProtocolModel implements Model<ProtocolModel.State> {
 
     // ---- configuration -----------------------------------------------------------------------
 
@@ -311,14 +311,8 @@ final class ProtocolModel {
         }
     }
 
-    /** A labelled transition; the label is only built when a trace is printed. */
-    record Step(java.util.function.Supplier<String> label, State next) {
-        String action() {
-            return label.get();
-        }
-    }
-
-    List<State> initialStates() {
+    @Override
+    public List<State> initialStates() {
         State s = new State();
         s.balance = initialBalances.clone();
         s.crashesLeft = crashes;
@@ -327,8 +321,9 @@ final class ProtocolModel {
 
     // ---- transitions ---------------------------------------------------------------------------
 
-    List<Step> successors(State s) {
-        List<Step> out = new ArrayList<>();
+    @Override
+    public List<Step<State>> successors(State s) {
+        List<Step<State>> out = new ArrayList<>();
         for (int proc = 0; proc < s.co.length; proc++) {
             final int p = proc;
             Coordinator c = s.co[p];
@@ -337,7 +332,7 @@ final class ProtocolModel {
                     if (explicitHands || w.kind == Kind.TAKEOVER) {
                         State n = s.copy();
                         n.co[p] = c.withHand(w);
-                        out.add(new Step(() -> "P" + p + " prepares " + w, n.normalize()));
+                        out.add(new Step<>(() -> "P" + p + " prepares " + w, n.normalize()));
                     } else {
                         send(s, p, c, w, out);
                     }
@@ -368,7 +363,7 @@ final class ProtocolModel {
                     if (n.docOwner == p) {
                         n.docOwner = CRASHED_OWNER; // the restarted process is a new incarnation, with a new owner id
                     }
-                    out.add(new Step(() -> "P" + p + " crashes and restarts" + (w != null ? " (its " + w + " is still on the wire)" : ""),
+                    out.add(new Step<>(() -> "P" + p + " crashes and restarts" + (w != null ? " (its " + w + " is still on the wire)" : ""),
                             n.normalize()));
                 }
             }
@@ -380,9 +375,9 @@ final class ProtocolModel {
             State n = s.copy();
             Write w = n.orphans.remove(i);
             Result r = execute(n, w, -1);
-            out.add(new Step(() -> "orphan " + w + " arrives -> " + r, n.normalize()));
+            out.add(new Step<>(() -> "orphan " + w + " arrives -> " + r, n.normalize()));
         }
-        out.add(new Step(() -> "tick", tick(s)));
+        out.add(new Step<>(() -> "tick", tick(s)));
         return out;
     }
 
@@ -391,14 +386,14 @@ final class ProtocolModel {
      * coordinator, or the acknowledgement is lost and the coordinator, unchanged, will send the
      * same write again (the Retrier).
      */
-    private void send(State s, int p, Coordinator c, Write w, List<Step> out) {
+    private void send(State s, int p, Coordinator c, Write w, List<Step<State>> out) {
         State n = s.copy();
         Result r = execute(n, w, p);
         n.co[p] = reply(c, w, r, n);
-        out.add(new Step(() -> "P" + p + " sends " + w + " -> " + r, n.normalize()));
+        out.add(new Step<>(() -> "P" + p + " sends " + w + " -> " + r, n.normalize()));
         State lost = s.copy();
         Result r2 = execute(lost, w, p);
-        out.add(new Step(() -> "P" + p + " sends " + w + " -> " + r2 + ", ack lost (will retry)", lost.normalize()));
+        out.add(new Step<>(() -> "P" + p + " sends " + w + " -> " + r2 + ", ack lost (will retry)", lost.normalize()));
     }
 
     private State tick(State s) {
@@ -665,7 +660,8 @@ final class ProtocolModel {
     // ---- invariants ----------------------------------------------------------------------------
 
     /** Null if {@code s} satisfies every invariant, else what is violated. */
-    String violation(State s) {
+    @Override
+    public String violation(State s) {
         for (int i = 0; i < OPS; i++) {
             if (s.balance[i] < 0) {
                 return "overdraft: " + ACCOUNT[i] + " has balance " + s.balance[i];
@@ -703,7 +699,8 @@ final class ProtocolModel {
     }
 
     /** Null if the step from {@code s} to {@code n} is allowed. */
-    String transitionViolation(State s, State n) {
+    @Override
+    public String transitionViolation(State s, State n) {
         if (n.doc != s.doc && !s.doc.canMoveTo(n.doc)) {
             return "state moved " + s.doc.stored() + " -> " + n.doc.stored();
         }
@@ -711,7 +708,13 @@ final class ProtocolModel {
     }
 
     /** A finished system: nothing left to do, the transaction terminal. */
-    static boolean finished(State s) {
+    @Override
+    public boolean finished(State s) {
         return s.quiescent() && s.doc.isTerminal();
+    }
+
+    @Override
+    public String key(State s) {
+        return s.key();
     }
 }

@@ -38,7 +38,7 @@ class ProtocolModelTest {
 
     private static ModelChecker.Outcome check(Set<Bug> bugs, Clocks clocks, int balanceA) {
         ProtocolModel model = new ProtocolModel(bugs, CRASHES, EXPLICIT_HANDS, clocks.lease(), clocks.skew(), clocks.behind(), balanceA, 0);
-        ModelChecker.Outcome outcome = new ModelChecker(model).run();
+        ModelChecker.Outcome outcome = new ModelChecker<>(model).run();
         System.out.println("model " + (bugs.isEmpty() ? "correct protocol" : bugs) + ", " + clocks + ", crashes=" + CRASHES
                 + ", A=" + balanceA + ", B=0: " + outcome.report());
         return outcome;
