@@ -22,7 +22,8 @@ import java.util.Map;
 final class ModelChecker<S> {
 
     /** What a run found. {@code trace} is empty when nothing is violated. */
-    record Outcome(int states, long transitions, int finishedStates, String violation, List<String> trace) {
+    record Outcome(int states, long transitions, int finishedStates, String violation, List<String> trace,
+                   Map<String, Integer> reached) {
         boolean ok() {
             return violation == null;
         }
@@ -32,6 +33,9 @@ final class ModelChecker<S> {
             b.append(ok() ? "no violation" : "VIOLATION: " + violation).append(" (").append(states).append(" states, ")
                     .append(transitions).append(" transitions, ").append(finishedStates).append(" finished states")
                     .append(ok() ? "" : ", trace of " + (trace.size() - 1) + " steps").append(")\n");
+            if (!reached.isEmpty()) {
+                b.append("  reached (states): ").append(reached).append('\n');
+            }
             for (String line : trace) {
                 b.append("  ").append(line).append('\n');
             }
@@ -40,6 +44,9 @@ final class ModelChecker<S> {
     }
 
     private final Model<S> model;
+    /** Situations the search must reach (so that the invariants are not checked in vain), counted by state. */
+    private final Map<String, java.util.function.Predicate<S>> watched;
+    private final Map<String, Integer> reached = new java.util.LinkedHashMap<>();
     private final Map<String, Integer> ids = new HashMap<>();
     private final List<String> keys = new ArrayList<>();
     private final BitSet finished = new BitSet();
@@ -47,7 +54,13 @@ final class ModelChecker<S> {
     private final List<int[]> successors = new ArrayList<>();
 
     ModelChecker(Model<S> model) {
+        this(model, Map.of());
+    }
+
+    ModelChecker(Model<S> model, Map<String, java.util.function.Predicate<S>> watched) {
         this.model = model;
+        this.watched = watched;
+        watched.keySet().forEach(name -> reached.put(name, 0));
     }
 
     /**
@@ -166,9 +179,9 @@ final class ModelChecker<S> {
         int stuck = canFinish.nextClearBit(0);
         if (stuck < n) {
             return new Outcome(n, transitions, finished.cardinality(), "no finished state is reachable from the last state",
-                    trace(stuck, null, null));
+                    trace(stuck, null, null), reached);
         }
-        return new Outcome(n, transitions, finished.cardinality(), null, List.of());
+        return new Outcome(n, transitions, finished.cardinality(), null, List.of(), reached);
     }
 
     private int add(S s, int from) {
@@ -179,6 +192,11 @@ final class ModelChecker<S> {
         if (model.finished(s)) {
             finished.set(id);
         }
+        watched.forEach((name, holds) -> {
+            if (holds.test(s)) {
+                reached.merge(name, 1, Integer::sum);
+            }
+        });
         if (id >= parent.length) {
             parent = Arrays.copyOf(parent, parent.length * 2);
         }
@@ -187,12 +205,12 @@ final class ModelChecker<S> {
     }
 
     private Outcome failure(String violation, int id, long transitions) {
-        return new Outcome(keys.size(), transitions, 0, violation, trace(id, null, null));
+        return new Outcome(keys.size(), transitions, 0, violation, trace(id, null, null), reached);
     }
 
     /** A step that broke a transition invariant: the trace to its source, then that step. */
     private Outcome failure(String violation, int from, long transitions, String action, S to) {
-        return new Outcome(keys.size(), transitions, 0, violation, trace(from, action, to));
+        return new Outcome(keys.size(), transitions, 0, violation, trace(from, action, to), reached);
     }
 
     /**

@@ -1,0 +1,45 @@
+package io.mongo2pc.model;
+
+/**
+ * Deliberate bugs {@link TwoRoundModel} can be run with, each removing or weakening one rule of
+ * the two-round-trip commit (docs/PROTOCOL.md). For every {@link #harmful} one the checker must
+ * find a counterexample; the others are mutations it proves harmless in its scope.
+ */
+enum TwoRoundBug {
+    /** Today's rule: an increase takes effect at its prepare (the credit can be spent before its commit point). */
+    CREDIT_AT_PREPARE(true, true),
+    /** The commit compare-and-set is sent while a prepare is unanswered or in doubt (only refusals are waited for). */
+    COMMIT_BEFORE_EVERY_PREPARE_ACKNOWLEDGED(true, false),
+    /** A resolver tombstones a transaction without a document as soon as it meets its marker, ignoring the entry's deadline. */
+    RESOLVER_BEFORE_DEADLINE(true, false),
+    /** A resolver waits for the entry's deadline on the coordinator's clock but not for maxClockSkew after it. */
+    RESOLVER_WITHOUT_SKEW_MARGIN(true, false),
+    /** A resolver undoes the marker of a transaction without a document and writes no tombstone. */
+    RESOLVER_WITHOUT_TOMBSTONE(true, false),
+    /** Prepares carry no deadline ({@code $$NOW < until} left out of the filter). */
+    PREPARE_WITHOUT_DEADLINE(true, false),
+    /** Roll-forward ({@code $inc} + {@code $pull}) without the marker in the filter. */
+    ROLL_FORWARD_WITHOUT_MARKER(true, false),
+    /** A prepare whose answer was lost is sent again at once instead of after its deadline + maxClockSkew. */
+    IN_DOUBT_PREPARE_RESENT_AT_ONCE(true, false),
+    /** The owner cancels and undoes while a prepare of its round is still unanswered or in doubt. */
+    UNDO_BEFORE_PREPARES_SETTLED(true, false),
+    /** readCommitted adds nothing for a committed transaction's pending increase. */
+    READ_IGNORES_COMMITTED_CREDIT(true, false),
+    /** Markers of a transaction without a document are never resolved (a liveness bug). */
+    NO_RESOLUTION_WITHOUT_DOCUMENT(true, false),
+    /** Recovery rolls forward a stale pending transaction even if its document was inserted after its deadline. */
+    LATE_INSERT_ROLLED_FORWARD(false, false),
+    /** The owner's undo while canceling carries no deadline (only the marker in the filter). */
+    OWNER_UNDO_WITHOUT_DEADLINE(false, false);
+
+    /** True if the model must find a counterexample. */
+    final boolean harmful;
+    /** True if it takes two transactions sharing an account to show it. */
+    final boolean needsTwoTransactions;
+
+    TwoRoundBug(boolean harmful, boolean needsTwoTransactions) {
+        this.harmful = harmful;
+        this.needsTwoTransactions = needsTwoTransactions;
+    }
+}

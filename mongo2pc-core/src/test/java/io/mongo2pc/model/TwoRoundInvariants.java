@@ -1,0 +1,157 @@
+package io.mongo2pc.model;
+
+import io.mongo2pc.TransactionState;
+
+import static io.mongo2pc.model.TwoRoundModel.ACC;
+import static io.mongo2pc.model.TwoRoundModel.ACCOUNT;
+import static io.mongo2pc.model.TwoRoundModel.DELTA;
+import static io.mongo2pc.model.TwoRoundModel.OPS;
+
+/**
+ * What must hold in every reachable state of {@link TwoRoundModel}, on every step, and in every
+ * finished state. The committed value of an account is its initial balance plus the changes of
+ * the transactions that reached their commit point (a ghost set): the balance of the committed
+ * prefix. It must never be negative (no guard relied on uncommitted data) and must equal what
+ * readCommitted computes from the stored balance, the markers' entries and the transaction
+ * documents' states.
+ */
+final class TwoRoundInvariants {
+    private final TwoRoundModel m;
+
+    TwoRoundInvariants(TwoRoundModel model) {
+        this.m = model;
+    }
+
+    String violation(TwoRoundState s) {
+        for (int a = 0; a < s.balance.length; a++) {
+            if (s.balance[a] < 0) {
+                return "overdraft: " + ACCOUNT[a] + " has stored balance " + s.balance[a];
+            }
+        }
+        for (int t = 0; t < m.txs; t++) {
+            for (int i = 0; i < OPS; i++) {
+                String op = "T" + (t + 1) + "'s operation on " + ACCOUNT[ACC[t][i]];
+                if (s.eff[t][i] < 0 || s.eff[t][i] > 1) {
+                    return op + " is in effect " + s.eff[t][i] + " times";
+                }
+                int expected = m.appliedAtPrepare(t, i) ? 1 : 0;
+                if (s.marker[t][i] && s.eff[t][i] != expected) {
+                    return "marker of " + op + " but its change is in effect " + s.eff[t][i] + " times (expected " + expected + ")";
+                }
+            }
+            if (s.committed[t] && s.canceled[t]) {
+                return "T" + (t + 1) + " both committed and canceled";
+            }
+        }
+        for (int a = 0; a < s.balance.length; a++) {
+            int committed = committedValue(s, a);
+            if (committed < 0) {
+                return "the committed value of " + ACCOUNT[a] + " is " + committed
+                        + ": a guard relied on a change that was not committed";
+            }
+            int read = readCommitted(s, a);
+            if (read != committed) {
+                return "readCommitted(" + ACCOUNT[a] + ") computes " + read + " but the committed value is " + committed;
+            }
+        }
+        return m.finished(s) ? finishedViolation(s) : null;
+    }
+
+    /** Atomicity and cleanup once nothing is in flight and every transaction is terminal (or never got a document). */
+    private String finishedViolation(TwoRoundState s) {
+        int total = 0;
+        int initial = 0;
+        for (int a = 0; a < s.balance.length; a++) {
+            total += s.balance[a];
+            initial += m.initial[a];
+        }
+        for (int t = 0; t < m.txs; t++) {
+            int expected = s.doc[t] == TransactionState.DONE ? 1 : 0;
+            for (int i = 0; i < OPS; i++) {
+                if (s.eff[t][i] != expected || s.marker[t][i]) {
+                    return "finished with T" + (t + 1) + " " + (s.doc[t] == null ? "without a document" : s.doc[t].stored())
+                            + " but its operation on " + ACCOUNT[ACC[t][i]] + " in effect " + s.eff[t][i] + " times"
+                            + (s.marker[t][i] ? ", marker left" : "");
+                }
+            }
+        }
+        return total == initial ? null : "finished and money not conserved: " + total + " instead of " + initial;
+    }
+
+    /** The initial balance plus every committed transaction's changes to {@code a}. */
+    int committedValue(TwoRoundState s, int a) {
+        int v = m.initial[a];
+        for (int t = 0; t < m.txs; t++) {
+            for (int i = 0; i < OPS; i++) {
+                if (s.committed[t] && ACC[t][i] == a) {
+                    v += DELTA[t][i];
+                }
+            }
+        }
+        return v;
+    }
+
+    /**
+     * readCommitted's rule: the stored balance, plus each committed transaction's pending increase
+     * ({@code entry.later}), minus each other transaction's held decrease ({@code entry.now}). A
+     * transaction without a document counts as not committed.
+     */
+    int readCommitted(TwoRoundState s, int a) {
+        int v = s.balance[a];
+        for (int t = 0; t < m.txs; t++) {
+            boolean committed = s.doc[t] == TransactionState.APPLIED || s.doc[t] == TransactionState.DONE;
+            for (int i = 0; i < OPS; i++) {
+                if (ACC[t][i] != a || !s.marker[t][i]) {
+                    continue;
+                }
+                int now = m.appliedAtPrepare(t, i) ? DELTA[t][i] : 0;
+                int later = DELTA[t][i] - now;
+                if (committed) {
+                    v += m.has(TwoRoundBug.READ_IGNORES_COMMITTED_CREDIT) ? 0 : later;
+                } else {
+                    v -= now;
+                }
+            }
+        }
+        return v;
+    }
+
+    String transitionViolation(TwoRoundState s, TwoRoundState n) {
+        for (int t = 0; t < m.txs; t++) {
+            String name = "T" + (t + 1);
+            TransactionState from = s.doc[t];
+            TransactionState to = n.doc[t];
+            if (from != to) {
+                boolean created = from == null && (to == TransactionState.PENDING || to == TransactionState.CANCELED && n.tomb[t]);
+                if (!created && (from == null || to == null || !from.canMoveTo(to))) {
+                    return name + "'s state moved " + (from == null ? "(none)" : from.stored()) + " -> "
+                            + (to == null ? "(none)" : to.stored());
+                }
+                if (to == TransactionState.APPLIED) {
+                    for (int i = 0; i < OPS; i++) {
+                        if (!n.marker[t][i]) {
+                            return name + " committed before its operation on " + ACCOUNT[ACC[t][i]] + " was prepared";
+                        }
+                    }
+                }
+            }
+            for (int i = 0; i < OPS; i++) {
+                String op = name + "'s operation on " + ACCOUNT[ACC[t][i]];
+                boolean markerAdded = !s.marker[t][i] && n.marker[t][i];
+                if (markerAdded && (s.committed[t] || s.canceled[t])) {
+                    return op + " was prepared after " + name + " was " + (s.committed[t] ? "committed" : "canceled");
+                }
+                if (n.eff[t][i] > s.eff[t][i] && s.canceled[t]) {
+                    return op + " took effect after " + name + " was canceled";
+                }
+                if (n.eff[t][i] < s.eff[t][i] && s.committed[t]) {
+                    return op + " was undone after " + name + " was committed";
+                }
+                if (n.eff[t][i] > s.eff[t][i] && !m.appliedAtPrepare(t, i) && !s.committed[t]) {
+                    return op + " (an increase) took effect before " + name + "'s commit point";
+                }
+            }
+        }
+        return null;
+    }
+}

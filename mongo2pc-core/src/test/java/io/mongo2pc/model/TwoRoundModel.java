@@ -1,0 +1,397 @@
+package io.mongo2pc.model;
+
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.model.TwoRoundServer.Result;
+import io.mongo2pc.model.TwoRoundState.Msg;
+import io.mongo2pc.model.TwoRoundState.Phase;
+import io.mongo2pc.model.TwoRoundState.Proc;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+
+/**
+ * An exhaustive model of the two-round-trip commit (docs/PROTOCOL.md, "The two-round-trip
+ * commit"; docs/MODEL.md): transfers of 1 in the tutorial's accounts, T1 = B -> A and, with two
+ * transactions, T2 = A -> C, so T2's guard on A can meet T1's credit. A transfer holds its debit
+ * (guarded decrease applied at the prepare) and marks its credit (applied at the release, after
+ * the commit point). Round 1 sends the transaction document's insert and both prepares at once;
+ * the commit is one compare-and-set; releases follow; any idle process may meet a marker and
+ * resolve it (roll forward, undo, tombstone) or take a stale transaction over.
+ *
+ * <p>Faults: every interleaving; writes delayed without bound (each write is a message that runs
+ * when the server gets it); pauses (time passes while a process takes no step); answers lost (the
+ * owner stops waiting: the write becomes an orphan that may still run, and the owner treats it as
+ * in doubt); crashes with restart and no memory (its writes on the wire become orphans). Time is
+ * kept relative to now and saturated, epochs are renumbered, so neither is bounded.
+ */
+final class TwoRoundModel implements Model<TwoRoundState> {
+
+    static final String[] ACCOUNT = {"A", "B", "C"};
+    static final int OPS = 2;
+    /** [tx][op]: the account of each operation: T1 debits B and credits A, T2 debits A and credits C. */
+    static final int[][] ACC = {{1, 0}, {0, 2}};
+    /** [tx][op]: its change: -1 is a hold guarded by {@code balance >= 1}, +1 an increase without guard. */
+    static final int[][] DELTA = {{-1, +1}, {-1, +1}};
+
+    final Set<TwoRoundBug> bugs;
+    final int txs;
+    final int[] initial;
+    final int lease;
+    final int skew;
+    /** How far each account's server clock runs behind the transactions collection's (0..skew). */
+    final int[] behind;
+    final int crashes;
+    final int delays;
+    final int helpers;
+    /** Processes renamed canonically once all have started (see TwoRoundSymmetry). */
+    final boolean symmetric = !Boolean.getBoolean("model.noSymmetry");
+    /** Ages saturate at the lease: no rule tells an older stamp from one exactly a lease old. */
+    final int maxAge;
+    /** Deadline distances saturate at -maxClockSkew: passed on every server; no rule looks further. */
+    final int minLeft;
+    private final TwoRoundServer server = new TwoRoundServer(this);
+    private final TwoRoundProcesses processes = new TwoRoundProcesses(this, server);
+    private final TwoRoundInvariants invariants = new TwoRoundInvariants(this);
+
+    TwoRoundModel(Set<TwoRoundBug> bugs, int txs, int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
+        if (txs < 1 || txs > 2 || initial.length != 3 || behind.length != 3 || skew >= lease
+                || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew)) {
+            throw new IllegalArgumentException("need 1..2 transactions, 3 balances, 0 <= behind <= skew < lease");
+        }
+        this.bugs = bugs.isEmpty() ? EnumSet.noneOf(TwoRoundBug.class) : EnumSet.copyOf(bugs);
+        this.txs = txs;
+        this.initial = initial.clone();
+        this.lease = lease;
+        this.skew = skew;
+        this.behind = behind.clone();
+        this.crashes = crashes;
+        this.delays = delays;
+        this.helpers = helpers;
+        this.maxAge = lease;
+        this.minLeft = -skew;
+    }
+
+    boolean has(TwoRoundBug bug) {
+        return bugs.contains(bug);
+    }
+
+    /** Holds change the balance at the prepare; increases wait for the release (unless the bug of today's rule). */
+    boolean appliedAtPrepare(int t, int i) {
+        return DELTA[t][i] < 0 || has(TwoRoundBug.CREDIT_AT_PREPARE);
+    }
+
+    /** The owner's deadline from the document's latest stamp: stamp + lease - maxClockSkew. */
+    int deadline(TwoRoundState s, int t) {
+        return Math.max(minLeft, lease - skew - s.age[t]);
+    }
+
+    /** A resolver may tombstone a transaction without a document once {@code now >= until + maxClockSkew} (coordinator's clock). */
+    boolean resolvable(TwoRoundState s, int t) {
+        if (has(TwoRoundBug.NO_RESOLUTION_WITHOUT_DOCUMENT)) {
+            return false;
+        }
+        if (has(TwoRoundBug.RESOLVER_BEFORE_DEADLINE)) {
+            return true;
+        }
+        return s.until[t] <= (has(TwoRoundBug.RESOLVER_WITHOUT_SKEW_MARGIN) ? 0 : -skew);
+    }
+
+    @Override
+    public List<TwoRoundState> initialStates() {
+        TwoRoundState s = new TwoRoundState();
+        s.doc = new TransactionState[txs];
+        s.tomb = new boolean[txs];
+        s.late = new boolean[txs];
+        s.epoch = new int[txs];
+        s.age = new int[txs];
+        s.owner = new int[txs];
+        Arrays.fill(s.owner, TwoRoundState.NO_OWNER);
+        s.until = new int[txs];
+        s.balance = initial.clone();
+        s.marker = new boolean[txs][OPS];
+        s.eff = new int[txs][OPS];
+        s.committed = new boolean[txs];
+        s.canceled = new boolean[txs];
+        s.crashesLeft = crashes;
+        s.delaysLeft = delays;
+        s.procs = new Proc[txs + helpers];
+        for (int p = 0; p < s.procs.length; p++) {
+            s.procs[p] = p < txs ? Proc.starting(p) : Proc.IDLE;
+        }
+        return List.of(normalize(s));
+    }
+
+    @Override
+    public List<Step<TwoRoundState>> successors(TwoRoundState s) {
+        List<Step<TwoRoundState>> out = new ArrayList<>();
+        for (int p = 0; p < s.procs.length; p++) {
+            processes.steps(s, p, out);
+            Proc c = s.procs[p];
+            if (s.crashesLeft > 0 && (c.owner() || c.hand() != null)) {
+                int crashed = p;
+                TwoRoundState n = s.copy();
+                n.crashesLeft--;
+                if (c.hand() != null) {
+                    n.wire.add(c.hand().orphan());
+                }
+                TwoRoundProcesses.stop(n, crashed);
+                for (int t = 0; t < txs; t++) {
+                    if (n.owner[t] == crashed) {
+                        n.owner[t] = TwoRoundState.CRASHED; // the restarted process is a new incarnation
+                    }
+                }
+                out.add(new Step<>(() -> "P" + crashed + " crashes and restarts", normalize(n)));
+            }
+        }
+        for (int k = 0; k < s.wire.size(); k++) {
+            if (k > 0 && s.wire.get(k).equals(s.wire.get(k - 1))) {
+                continue;
+            }
+            TwoRoundState n = s.copy();
+            Msg w = n.wire.remove(k);
+            Result r = server.execute(n, w);
+            if (w.proc() >= 0) {
+                // The answer is lost: the owner times out and treats the write as in doubt (waiting
+                // in between is the same as a pause).
+                TwoRoundState lost = n.copy();
+                processes.lost(lost, w.proc(), w);
+                out.add(new Step<>(() -> "server runs " + w + " -> " + r + ", the answer is lost (in doubt)", normalize(lost)));
+                processes.reply(n, w.proc(), w, r);
+            }
+            out.add(new Step<>(() -> "server runs " + w + " -> " + r, normalize(n)));
+            if (w.kind() == TwoRoundState.Kind.INSERT && w.proc() < 0) {
+                // Lost for good (a crash before it left, a network that dropped it). Any other orphan
+                // that never arrives is one that arrives once it can change nothing (see dead()).
+                TwoRoundState gone = s.copy();
+                gone.wire.remove(k);
+                out.add(new Step<>(() -> w + " is lost", normalize(gone)));
+            }
+        }
+        out.add(new Step<>(() -> "tick", tick(s)));
+        return out;
+    }
+
+    private TwoRoundState tick(TwoRoundState s) {
+        TwoRoundState n = s.copy();
+        for (int t = 0; t < txs; t++) {
+            n.age[t] = Math.min(maxAge, n.age[t] + 1);
+            n.until[t] = Math.max(minLeft, n.until[t] - 1);
+        }
+        for (int p = 0; p < n.procs.length; p++) {
+            if (n.procs[p].owner()) {
+                n.procs[p] = n.procs[p].withLeft(Math.max(minLeft, n.procs[p].left() - 1));
+            }
+        }
+        n.wire.replaceAll(w -> w.fenced() ? w.withLeft(Math.max(minLeft, w.left() - 1)) : w);
+        return normalize(n);
+    }
+
+    /**
+     * Canonical form: what no rule reads any more is reset (ages of documents nobody can take over,
+     * deadlines of phases without fenced writes, entries' deadlines once a document exists), the
+     * wire is sorted, and each transaction's epochs are renumbered keeping order, equality and
+     * "is the next epoch".
+     */
+    TwoRoundState normalize(TwoRoundState s) {
+        for (int t = 0; t < txs; t++) {
+            if (s.doc[t] == null || s.doc[t].isTerminal()) {
+                s.age[t] = 0;
+            }
+            if (s.doc[t] != TransactionState.PENDING) {
+                s.late[t] = false;
+            }
+            if (s.doc[t] != null || !s.anyMarker(t) && !prepareOnWire(s, t)) {
+                s.until[t] = minLeft; // read only by resolvers of entries of a transaction without a document
+            }
+            renumberEpochs(s, t);
+        }
+        for (int p = 0; p < s.procs.length; p++) {
+            Proc c = s.procs[p];
+            if (c.owner() && (c.phase() == Phase.RELEASE || c.phase() == Phase.RESOLVER_UNDO)) {
+                s.procs[p] = c.withLeft(0);
+            }
+        }
+        s.wire.removeIf(w -> w.proc() < 0 && dead(s, w));
+        s.wire.sort(null);
+        return symmetric ? TwoRoundSymmetry.canonical(s) : s;
+    }
+
+    /**
+     * An orphan that can never change anything again (nobody hears its answer): a fenced write past
+     * its deadline on its server (time only moves on), or a compare-and-set on an epoch or state
+     * the document has left (neither ever comes back).
+     */
+    private boolean dead(TwoRoundState s, Msg w) {
+        return switch (w.kind()) {
+            case PREPARE -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0 && !has(TwoRoundBug.PREPARE_WITHOUT_DEADLINE);
+            case UNDO -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0 && !has(TwoRoundBug.OWNER_UNDO_WITHOUT_DEADLINE);
+            case INSERT -> s.doc[w.tx()] != null; // a duplicate key, for ever (documents are not pruned here)
+            case RELEASE, RESOLVER_UNDO -> !s.marker[w.tx()][w.op()] && s.doc[w.tx()] != null && s.doc[w.tx()] != TransactionState.PENDING
+                    && !has(TwoRoundBug.ROLL_FORWARD_WITHOUT_MARKER); // no prepare lands after the commit point or a cancel
+            case MOVE, RENEW -> s.doc[w.tx()] != w.from() || s.epoch[w.tx()] != w.epoch();
+            case TAKEOVER -> w.touched() || s.doc[w.tx()] != w.from() || s.epoch[w.tx()] != w.epoch();
+            default -> false;
+        };
+    }
+
+    private static boolean prepareOnWire(TwoRoundState s, int t) {
+        for (Msg w : s.wire) {
+            if (w.kind() == TwoRoundState.Kind.PREPARE && w.tx() == t) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void renumberEpochs(TwoRoundState s, int t) {
+        int[] used = new int[32];
+        int n = 0;
+        if (s.doc[t] != null) {
+            used[n++] = s.epoch[t];
+        }
+        for (Proc c : s.procs) {
+            if (c.owner() && c.tx() == t) {
+                used[n++] = c.epoch();
+            }
+            if (c.move() != null && c.move().tx() == t) {
+                used[n++] = c.move().epoch();
+            }
+            if (c.hand() != null && c.hand().tx() == t) {
+                used[n++] = c.hand().epoch();
+            }
+        }
+        for (Msg w : s.wire) {
+            if (w.hasEpoch() && w.tx() == t) {
+                used[n++] = w.epoch();
+            }
+        }
+        if (n == 0) {
+            s.epoch[t] = 0;
+            return;
+        }
+        int[] sorted = Arrays.copyOf(used, n);
+        Arrays.sort(sorted);
+        int[] renamed = new int[n];
+        for (int i = 0; i < n; i++) {
+            renamed[i] = i == 0 ? 1 : sorted[i] == sorted[i - 1] ? renamed[i - 1]
+                    : renamed[i - 1] + (sorted[i] == sorted[i - 1] + 1 ? 1 : 2);
+        }
+        java.util.function.IntUnaryOperator map = e -> renamed[Arrays.binarySearch(sorted, e)];
+        if (s.doc[t] != null) {
+            s.epoch[t] = map.applyAsInt(s.epoch[t]);
+        } else {
+            s.epoch[t] = 0;
+        }
+        for (int p = 0; p < s.procs.length; p++) {
+            Proc c = s.procs[p];
+            if (c.owner() && c.tx() == t) {
+                c = c.withEpoch(map.applyAsInt(c.epoch()));
+            }
+            if (c.move() != null && c.move().tx() == t) {
+                c = c.withMove(c.move().withEpoch(map.applyAsInt(c.move().epoch())), c.moveDoubt());
+            }
+            if (c.hand() != null && c.hand().tx() == t) {
+                c = c.withHand(c.hand().withEpoch(map.applyAsInt(c.hand().epoch())));
+            }
+            s.procs[p] = c;
+        }
+        s.wire.replaceAll(w -> w.hasEpoch() && w.tx() == t ? w.withEpoch(map.applyAsInt(w.epoch())) : w);
+    }
+
+    @Override
+    public String key(TwoRoundState s) {
+        return s.key();
+    }
+
+    @Override
+    public String violation(TwoRoundState s) {
+        return invariants.violation(s);
+    }
+
+    @Override
+    public String transitionViolation(TwoRoundState from, TwoRoundState to) {
+        return invariants.transitionViolation(from, to);
+    }
+
+    /** Nothing in flight, no marker left, and every transaction terminal or without a document. */
+    @Override
+    public boolean finished(TwoRoundState s) {
+        if (!s.quiescent()) {
+            return false;
+        }
+        for (int t = 0; t < txs; t++) {
+            if (s.anyMarker(t) || s.doc[t] != null && !s.doc[t].isTerminal()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Situations a correct run must reach, so that the invariants are not checked in vain (the
+     * suite asserts each was reached at least once).
+     */
+    Map<String, Predicate<TwoRoundState>> situations() {
+        Map<String, Predicate<TwoRoundState>> watch = new LinkedHashMap<>();
+        watch.put("owner finds its transaction tombstoned", s -> s.tomb[0] && Arrays.stream(s.procs)
+                .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RESOLVER_UNDO));
+        watch.put("tombstone with a hold still to undo", s -> s.tomb[0] && s.marker[0][0]);
+        watch.put("document inserted after its deadline", s -> s.late[0]);
+        watch.put("recovery re-prepares a pending transaction", s -> Arrays.stream(s.procs)
+                .anyMatch(p -> p.owner() && p.phase() == Phase.PREPARE && p.ins() == TwoRoundState.NO_INSERT));
+        watch.put("a credit rolled forward by another process before its owner's release ran", s -> Arrays.stream(s.procs)
+                .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) == TwoRoundState.WIRE
+                        && s.eff[0][1] == 1));
+        if (txs == 2) {
+            watch.put("T2 committed", s -> s.committed[1]);
+            watch.put("T2 canceled", s -> s.canceled[1]);
+            watch.put("T2 committed before T1's owner released T1's credit", s -> s.committed[1] && Arrays.stream(s.procs)
+                    .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) != TwoRoundState.DONE));
+        }
+        return watch;
+    }
+
+    /**
+     * Bigger searches outside the test suite, e.g. {@code java -Xmx12g -cp
+     * mongo2pc-core/target/test-classes:mongo2pc-core/target/classes io.mongo2pc.model.TwoRoundModel
+     * txs=2 crashes=1 helpers=1}. Arguments: {@code txs=1|2 balances=A,B,C lease=N skew=N
+     * behind=A,B,C crashes=N delays=N helpers=N bug=NAME} (bug repeatable).
+     */
+    public static void main(String[] args) {
+        int txs = 2;
+        int[] balances = {0, 1, 0};
+        int lease = 2;
+        int skew = 0;
+        int[] behind = {0, 0, 0};
+        int crashes = 1;
+        int delays = 1;
+        int helpers = 1;
+        Set<TwoRoundBug> bugs = EnumSet.noneOf(TwoRoundBug.class);
+        for (String arg : args) {
+            String[] kv = arg.split("=", 2);
+            switch (kv[0]) {
+                case "txs" -> txs = Integer.parseInt(kv[1]);
+                case "balances" -> balances = Arrays.stream(kv[1].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "lease" -> lease = Integer.parseInt(kv[1]);
+                case "skew" -> skew = Integer.parseInt(kv[1]);
+                case "behind" -> behind = Arrays.stream(kv[1].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "crashes" -> crashes = Integer.parseInt(kv[1]);
+                case "delays" -> delays = Integer.parseInt(kv[1]);
+                case "helpers" -> helpers = Integer.parseInt(kv[1]);
+                case "bug" -> bugs.add(TwoRoundBug.valueOf(kv[1]));
+                default -> throw new IllegalArgumentException("unknown argument " + arg);
+            }
+        }
+        long start = System.nanoTime();
+        TwoRoundModel model = new TwoRoundModel(bugs, txs, balances, lease, skew, behind, crashes, delays, helpers);
+        ModelChecker.Outcome outcome = new ModelChecker<>(model, model.situations()).run();
+        System.out.println(String.join(" ", args) + ": " + outcome.report() + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+        System.exit(outcome.ok() ? 0 : 1);
+    }
+}

@@ -1,0 +1,187 @@
+package io.mongo2pc.model;
+
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.model.TwoRoundState.Kind;
+import io.mongo2pc.model.TwoRoundState.Msg;
+
+import static io.mongo2pc.model.TwoRoundModel.ACC;
+import static io.mongo2pc.model.TwoRoundModel.DELTA;
+
+/**
+ * The database servers of {@link TwoRoundModel}: every write runs atomically with the filter and
+ * update of the rule it models (docs/PROTOCOL.md, "The two-round-trip commit"), and so do the
+ * resolvers' writes. The transactions collection's clock is the reference; each account's server
+ * runs {@code behind[account]} ticks behind it (at most maxClockSkew).
+ */
+final class TwoRoundServer {
+
+    /** What the server answered. */
+    enum Result { OK, MINE, TOMB, LOST, DONE, REFUSED, EXPIRED }
+
+    private final TwoRoundModel m;
+
+    TwoRoundServer(TwoRoundModel model) {
+        this.m = model;
+    }
+
+    /** Runs {@code w}; a document it creates for an orphan names the crashed incarnation. */
+    Result execute(TwoRoundState s, Msg w) {
+        return switch (w.kind()) {
+            case INSERT -> insert(s, w);
+            case PREPARE -> prepare(s, w);
+            case UNDO -> undo(s, w.tx(), w.op(), m.has(TwoRoundBug.OWNER_UNDO_WITHOUT_DEADLINE) || fenceOpen(w));
+            case RESOLVER_UNDO -> undo(s, w.tx(), w.op(), true);
+            case RELEASE -> rollForward(s, w.tx(), w.op());
+            case MOVE -> move(s, w);
+            case RENEW -> renew(s, w);
+            case TAKEOVER -> takeOver(s, w);
+        };
+    }
+
+    /**
+     * The document's insert-if-absent: an upsert on {@code {_id, insertedAt: {$exists: false}}}, which
+     * no stored document matches. Absent: inserted pending, epoch 1, stamped, {@code late} if it ran
+     * at or after its round's deadline. Present: a duplicate key; the owner reads it and tells its
+     * own (token, epoch 1) from a tombstone and from a document someone took over.
+     */
+    private Result insert(TwoRoundState s, Msg w) {
+        int t = w.tx();
+        if (s.doc[t] == null) {
+            s.doc[t] = TransactionState.PENDING;
+            s.epoch[t] = 1;
+            s.owner[t] = w.proc() >= 0 ? w.proc() : TwoRoundState.CRASHED;
+            s.late[t] = w.left() <= 0;
+            touch(s, t);
+            return Result.MINE;
+        }
+        if (s.tomb[t]) {
+            return Result.TOMB;
+        }
+        return w.proc() >= 0 && s.owner[t] == w.proc() ? Result.MINE : Result.LOST; // its token, not taken over since
+    }
+
+    /**
+     * Hold or mark: {@code {_id, marker: {$ne: t}, <guard>, $expr: {$lt: [$$NOW, until]}}} ->
+     * {@code {$inc: <decreases>, $push: marker, $set: entry}}. A miss is read back: the marker is
+     * there (done before), the deadline passed (expired), or the guard fails (refused).
+     */
+    private Result prepare(TwoRoundState s, Msg w) {
+        int t = w.tx();
+        int i = w.op();
+        int a = ACC[t][i];
+        boolean guard = DELTA[t][i] > 0 || s.balance[a] + DELTA[t][i] >= 0;
+        boolean open = m.has(TwoRoundBug.PREPARE_WITHOUT_DEADLINE) || fenceOpen(w);
+        if (!s.marker[t][i] && guard && open) {
+            s.marker[t][i] = true;
+            if (m.appliedAtPrepare(t, i)) {
+                s.balance[a] += DELTA[t][i];
+                s.eff[t][i]++;
+            }
+            return Result.DONE;
+        }
+        if (s.marker[t][i]) {
+            return Result.DONE;
+        }
+        return open ? Result.REFUSED : Result.EXPIRED;
+    }
+
+    /** {@code $$NOW < deadline} on the account's server, whose clock runs behind the reference. */
+    private boolean fenceOpen(Msg w) {
+        return w.left() + m.behind[ACC[w.tx()][w.op()]] > 0;
+    }
+
+    /**
+     * Undo: {@code {_id, marker: t [, $expr deadline]}} -> {@code {$inc: -<decreases>, $pull, $unset entry}}.
+     * The owner's (canceling) carries its deadline; a resolver's (tombstone) needs none. Answers
+     * DONE when the marker is gone (now or before), EXPIRED when only the deadline refused it.
+     */
+    Result undo(TwoRoundState s, int t, int i, boolean open) {
+        if (s.marker[t][i] && open) {
+            s.marker[t][i] = false;
+            if (m.appliedAtPrepare(t, i)) {
+                s.balance[ACC[t][i]] -= DELTA[t][i];
+                s.eff[t][i]--;
+            }
+            return Result.DONE;
+        }
+        return s.marker[t][i] ? Result.EXPIRED : Result.DONE;
+    }
+
+    /** Roll-forward by anyone: {@code {_id, marker: t}} -> {@code {$inc: <increases>, $pull, $unset entry}}. */
+    Result rollForward(TwoRoundState s, int t, int i) {
+        boolean match = s.marker[t][i] || m.has(TwoRoundBug.ROLL_FORWARD_WITHOUT_MARKER);
+        if (match) {
+            s.marker[t][i] = false;
+            if (!m.appliedAtPrepare(t, i)) {
+                s.balance[ACC[t][i]] += DELTA[t][i];
+                s.eff[t][i]++;
+            }
+        }
+        return Result.DONE;
+    }
+
+    /** A resolver's tombstone: the same insert-if-absent, as {@code canceled} with no owner. */
+    void tombstone(TwoRoundState s, int t) {
+        if (s.doc[t] == null) {
+            setState(s, t, TransactionState.CANCELED);
+            s.tomb[t] = true;
+            s.epoch[t] = 0;
+            s.owner[t] = TwoRoundState.NO_OWNER;
+            touch(s, t);
+        }
+    }
+
+    /** CAS on state and epoch; a miss that finds the target state under our epoch is our own lost answer. */
+    private Result move(TwoRoundState s, Msg w) {
+        int t = w.tx();
+        if (s.doc[t] == w.from() && s.epoch[t] == w.epoch()) {
+            setState(s, t, w.to());
+            touch(s, t);
+            return Result.OK;
+        }
+        return s.doc[t] == w.to() && s.epoch[t] == w.epoch() ? Result.OK : Result.LOST;
+    }
+
+    private Result renew(TwoRoundState s, Msg w) {
+        int t = w.tx();
+        if (s.doc[t] == w.from() && s.epoch[t] == w.epoch()) {
+            touch(s, t);
+            return Result.OK;
+        }
+        return Result.LOST;
+    }
+
+    /** CAS on state, epoch and {@code lastModified <= staleBefore} (nothing written since the read); epoch + 1. */
+    private Result takeOver(TwoRoundState s, Msg w) {
+        int t = w.tx();
+        if (s.doc[t] == w.from() && s.epoch[t] == w.epoch() && !w.touched()) {
+            s.epoch[t] = w.epoch() + 1;
+            s.owner[t] = w.proc() >= 0 ? w.proc() : TwoRoundState.CRASHED;
+            touch(s, t);
+            return Result.OK;
+        }
+        return Result.LOST;
+    }
+
+    private static void setState(TwoRoundState s, int t, TransactionState to) {
+        if (to == TransactionState.APPLIED) {
+            s.committed[t] = true;
+        }
+        if (to == TransactionState.CANCELED) {
+            s.canceled[t] = true;
+        }
+        s.doc[t] = to;
+    }
+
+    /** Every write of a transaction document stamps lastModified: takeovers read before it no longer match. */
+    private static void touch(TwoRoundState s, int t) {
+        s.age[t] = 0;
+        for (int p = 0; p < s.procs.length; p++) {
+            Msg h = s.procs[p].hand();
+            if (h != null && h.tx() == t) {
+                s.procs[p] = s.procs[p].withHand(h.touch());
+            }
+        }
+        s.wire.replaceAll(w -> w.kind() == Kind.TAKEOVER && w.tx() == t ? w.touch() : w);
+    }
+}
