@@ -238,19 +238,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
                     used[n++] = w.epoch;
                 }
             }
-            int[] sorted = Arrays.copyOf(used, n);
-            Arrays.sort(sorted);
-            int[] renamed = new int[n];
-            for (int i = 0; i < n; i++) {
-                if (i == 0) {
-                    renamed[i] = 1;
-                } else if (sorted[i] == sorted[i - 1]) {
-                    renamed[i] = renamed[i - 1];
-                } else {
-                    renamed[i] = renamed[i - 1] + (sorted[i] == sorted[i - 1] + 1 ? 1 : 2);
-                }
-            }
-            java.util.function.IntUnaryOperator map = e -> renamed[Arrays.binarySearch(sorted, e)];
+            java.util.function.IntUnaryOperator map = Epochs.canonical(used, n);
             docEpoch = map.applyAsInt(docEpoch);
             for (int i = 0; i < co.length; i++) {
                 Coordinator c = co[i];

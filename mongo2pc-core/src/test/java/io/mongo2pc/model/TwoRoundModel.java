@@ -275,14 +275,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
             s.epoch[t] = 0;
             return;
         }
-        int[] sorted = Arrays.copyOf(used, n);
-        Arrays.sort(sorted);
-        int[] renamed = new int[n];
-        for (int i = 0; i < n; i++) {
-            renamed[i] = i == 0 ? 1 : sorted[i] == sorted[i - 1] ? renamed[i - 1]
-                    : renamed[i - 1] + (sorted[i] == sorted[i - 1] + 1 ? 1 : 2);
-        }
-        java.util.function.IntUnaryOperator map = e -> renamed[Arrays.binarySearch(sorted, e)];
+        java.util.function.IntUnaryOperator map = Epochs.canonical(used, n);
         if (s.doc[t] != null) {
             s.epoch[t] = map.applyAsInt(s.epoch[t]);
         } else {
