@@ -156,11 +156,28 @@ public final class TransactionManager implements AutoCloseable {
     /**
      * Several documents as of one moment: each as of the last committed transaction, and together
      * one consistent cut (a transaction's writes are seen on all of its documents or on none).
-     * Read again while writers move them; throws {@link TransactionException} if they never hold
-     * still. Limit: a document changed and changed back between the reads goes unnoticed.
+     * Writers need not stop: changes made by transactions the documents name are judged, not
+     * waited out. Gives up after the {@link Builder#conflictTimeout(Duration) conflict timeout}
+     * (see {@link #readCommitted(List, Duration)}).
      */
     public List<Optional<Document>> readCommitted(List<DocumentRef> documents) {
-        return engine.readCommitted(documents);
+        return readCommitted(documents, settings.conflictTimeout);
+    }
+
+    /**
+     * {@link #readCommitted(List)}, trying for at most {@code timeout} (zero: one attempt). Throws
+     * {@link TransactionException} if no consistent cut was found by then: the documents kept
+     * changing in ways no transaction they name explains (e.g. writes outside any transaction), or
+     * a transaction added and took back the same amount between the reads of one attempt. Limit: a
+     * document changed and changed back between the two reads of an attempt goes unnoticed.
+     */
+    public List<Optional<Document>> readCommitted(List<DocumentRef> documents, Duration timeout) {
+        Objects.requireNonNull(documents, "documents");
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout);
+        }
+        documents.forEach(ref -> Objects.requireNonNull(ref, "a document of the list is null"));
+        return engine.readCommitted(documents, timeout);
     }
 
     /** A document as stored: plain read, work in flight included. */
@@ -360,7 +377,11 @@ public final class TransactionManager implements AutoCloseable {
             return this;
         }
 
-        /** How long a write waits for a busy document (full of markers) before the transaction cancels. Default 5s. */
+        /**
+         * How long a write waits for a busy document (full of markers) before the transaction
+         * cancels, and how long {@code readCommitted(List)} tries to read its documents as one cut.
+         * Default 5s.
+         */
         public Builder conflictTimeout(Duration conflictTimeout) {
             if (conflictTimeout == null || conflictTimeout.isNegative()) {
                 throw new IllegalArgumentException("conflictTimeout must be zero or positive, got " + conflictTimeout);

@@ -105,6 +105,7 @@ public final class Engine {
     private final ServerClock clock;
     private final Retrier retrier;
     private final CommittedReader committedReader;
+    private final ConsistentCut consistentCut;
     /** Tokens of this engine's writes: unique, without a call to the (synchronized) SecureRandom per transaction. */
     private final String tokenPrefix = UUID.randomUUID() + "-";
     private final AtomicLong tokens = new AtomicLong();
@@ -138,6 +139,7 @@ public final class Engine {
                 .collection(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection() + "_clock"));
         this.retrier = new Retrier(config.retryTimeout());
         this.committedReader = new CommittedReader(config.targets(), store, this::operationsOf);
+        this.consistentCut = new ConsistentCut(config.targets(), store, committedReader, this::operationsOf);
         this.transactionWrites = config.targets()
                 .combiner(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.finisher = config.finishInBackground()
@@ -164,9 +166,9 @@ public final class Engine {
         return retrier.call("read committed", null, null, () -> committedReader.read(ref));
     }
 
-    /** Several documents as of one moment of the last committed transactions (see CommittedReader#readAll). */
-    public List<Optional<Document>> readCommitted(List<DocumentRef> refs) {
-        return retrier.call("read committed", null, null, () -> committedReader.readAll(refs, 200));
+    /** Several documents as one consistent cut of the last committed transactions, found within {@code timeout} (see ConsistentCut). */
+    public List<Optional<Document>> readCommitted(List<DocumentRef> refs, Duration timeout) {
+        return retrier.call("read committed", null, null, () -> consistentCut.read(refs, timeout));
     }
 
     /** The document as stored, work in flight and the library's fields included. */

@@ -168,6 +168,12 @@ final class TransactionStore {
                 .append(Fields.STATE, in(TransactionState.PENDING))).projection(Projections.exclude("__none")).first();
     }
 
+    /** The transactions with these ids that exist, in one request. */
+    List<Document> findAll(List<Object> ids) {
+        Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
+        return transactions.find(filter).projection(Projections.exclude("__none")).into(new ArrayList<>());
+    }
+
     Document find(Object id) {
         return transactions.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
     }
