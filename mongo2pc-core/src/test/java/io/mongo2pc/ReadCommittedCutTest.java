@@ -187,6 +187,67 @@ class ReadCommittedCutTest {
     }
 
     @Test
+    void readCommitted_updateTakenButNotYetChangedByACommittingTransaction_isNotShownHalfDone() throws Exception {
+        // Regression (CycleTest, while rewriting the reader): an update takes its document (lock) in
+        // one write and changes it in a second. A cut read both times between the two and then found
+        // the transaction committed (its state is read after the documents): it showed the credit of
+        // the transaction on one document and the update's document unchanged.
+        String db = mongo.database();
+        mongo.client().getDatabase(db).getCollection("accounts").insertOne(
+                new Document("_id", "Y").append("balance", 100L).append("pendingTransactions", List.of()));
+        mongo.client().getDatabase(db).getCollection("orders").insertOne(new Document("_id", "X").append("state", "UnPaid"));
+        DocumentRef y = DocumentRef.of(db, "accounts", "Y");
+        DocumentRef x = DocumentRef.of(db, "orders", "X");
+        java.util.concurrent.CountDownLatch taken = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try (FaultProxy writerProxy = new FaultProxy(mongo.uri());
+             MongoClient writerClient = writerProxy.newClient();
+             FaultProxy readerProxy = new FaultProxy(mongo.uri());
+             MongoClient readerClient = readerProxy.newClient()) {
+            // the writer's second write of the update (the change, with its before-image) waits
+            writerProxy.runBefore(request -> request.contains("orders") && request.contains("_m2pc.undo"), () -> {
+                taken.countDown();
+                await(release);
+            });
+            TransactionManager writer = TransactionManager.builder().target("default", writerClient).database(db)
+                    .application("writer").build();
+            java.util.concurrent.CompletableFuture<TransactionOutcome> running = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> writer.run(List.of(Operation.increment(y, "balance", 10L, null),
+                            Operation.update(x, new Document("$set", new Document("state", "Paid")), null))));
+            assertThat(taken.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("X taken, Y credited").isTrue();
+            // when the reader asks for the states (after reading both documents twice), the writer
+            // finishes its update and commits
+            readerProxy.runBefore(request -> request.contains("find") && request.contains("transactions")
+                    && !request.contains("transactions_clock"), () -> {
+                release.countDown();
+                long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+                while (mongo.client().getDatabase(db).getCollection("transactions")
+                        .countDocuments(new Document("state", new Document("$in", List.of("applied", "done")))) == 0
+                        && System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            });
+            TransactionManager reader = TransactionManager.builder().target("default", readerClient).database(db)
+                    .application("reader").build();
+
+            List<Optional<Document>> views = reader.readCommitted(List.of(y, x));
+
+            assertThat(running.get(10, java.util.concurrent.TimeUnit.SECONDS).state()).isEqualTo(TransactionState.DONE);
+            boolean credited = views.get(0).orElseThrow().get("balance").equals(110L);
+            boolean paid = views.get(1).orElseThrow().get("state").equals("Paid");
+            assertThat(paid).as("order paid in the cut %s", views).isEqualTo(credited);
+        }
+    }
+
+    private static void await(java.util.concurrent.CountDownLatch latch) {
+        try {
+            latch.await(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
     void readCommitted_uncommittedIncrementOfAnEmbeddedField_isNotShown() {
         // Regression (found while rewriting the reader): increments were taken back by top-level
         // field name only, so an uncommitted increment of "totals.eur" was shown as committed.

@@ -31,8 +31,9 @@ import java.util.function.Function;
  * <ul>
  *   <li>A committed transaction was applied everywhere before its state was read, so every second
  *       read holds its effect, provided the document still carries its marker or carried it in the
- *       first read (then the marker left with the release). A committed transaction the reads name
- *       but that has no marker on one of its documents in either read either was released there
+ *       first read (then the marker left with the release), and for an update its change too (an
+ *       update takes its document, then changes it in a second write). A committed transaction the
+ *       reads name but do not show in effect on one of its documents either was released there
  *       before the first read or is not applied there yet: the attempt cannot tell, and retries.</li>
  *   <li>A transaction not committed when its state was read, after both reads, was released
  *       nowhere, so its effect is in a second read exactly where its marker is.</li>
@@ -164,8 +165,9 @@ final class ConsistentCut {
     }
 
     /**
-     * True if every committed transaction is seen (by its marker, in one read or the other) on each
-     * document of {@code refs} it touches, so that its effect is in the second read of each.
+     * True if every committed transaction is seen in effect (by its marker, in one read or the
+     * other) on each document of {@code refs} it touches, so that its effect is in the second read
+     * of each.
      */
     private boolean committedEverywhereSeen(List<DocumentRef> refs, List<Document> first, List<Document> second,
                                             Iterable<Document> transactions) {
@@ -176,14 +178,26 @@ final class ConsistentCut {
             Object id = key(tx.get(Fields.ID));
             for (Operation op : operationsOf.apply(tx)) {
                 for (int i = 0; i < refs.size(); i++) {
-                    if (Increments.touches(op, refs.get(i)) && !keys(named(first.get(i))).contains(id)
-                            && !keys(named(second.get(i))).contains(id)) {
+                    if (Increments.touches(op, refs.get(i)) && !inEffect(first.get(i), id) && !inEffect(second.get(i), id)) {
                         return false;
                     }
                 }
             }
         }
         return true;
+    }
+
+    /**
+     * True if {@code doc} shows the effect of transaction {@code id} on it: its marker or lock is
+     * there, and, for an update, the change too (an update takes its document first and changes it
+     * in a second write, which stores the before-image as {@code undo}).
+     */
+    private static boolean inEffect(Document doc, Object id) {
+        if (doc == null || !keys(named(doc)).contains(id)) {
+            return false;
+        }
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        return lock == null || !id.equals(key(lock.get("tx"))) || !"update".equals(lock.get("kind")) || lock.containsKey("undo");
     }
 
     /** The stored documents of {@code refs} (null where missing), one request per collection. */
