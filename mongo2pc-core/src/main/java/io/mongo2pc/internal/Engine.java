@@ -35,7 +35,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -106,6 +105,7 @@ public final class Engine {
     private final Retrier retrier;
     private final CommittedReader committedReader;
     private final ConsistentCut consistentCut;
+    private final WritesInDoubt writesInDoubt;
     /** Tokens of this engine's writes: unique, without a call to the (synchronized) SecureRandom per transaction. */
     private final String tokenPrefix = UUID.randomUUID() + "-";
     private final AtomicLong tokens = new AtomicLong();
@@ -140,6 +140,8 @@ public final class Engine {
         this.retrier = new Retrier(config.retryTimeout());
         this.committedReader = new CommittedReader(config.targets(), store, this::operationsOf);
         this.consistentCut = new ConsistentCut(config.targets(), store, committedReader, this::operationsOf);
+        this.writesInDoubt = new WritesInDoubt(config.targets(), store, clock, retrier, config.lease(), config.maxClockSkew(),
+                this::operationsOf);
         this.transactionWrites = config.targets()
                 .combiner(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.finisher = config.finishInBackground()
@@ -545,7 +547,8 @@ public final class Engine {
             Instant deadline = tx.deadline;
             hook(CrashPoint.before(step, participant), tx.id);
             Participants.Result result = retrier.call(step.name().toLowerCase(Locale.ROOT), tx.id, tx.state,
-                    () -> afterWrite(settledIfInDoubt(step, deadline, () -> write.apply(deadline)), step, participant, tx.id));
+                    () -> afterWrite(writesInDoubt.settled(step, tx.ops.get(participant), participant, tx.id, deadline,
+                            () -> write.apply(deadline)), step, participant, tx.id));
             switch (result.kind()) {
                 case EXPIRED -> {
                     if (++expired > 3) {
@@ -571,46 +574,6 @@ public final class Engine {
                     return result;
                 }
             }
-        }
-    }
-
-    /**
-     * Runs an apply; if it fails without the server's answer (a network error, a timeout), waits
-     * until its deadline has passed on every server before the failure goes on to be retried. An
-     * apply is idempotent only while its marker is on the document: a copy of it still queued or
-     * running could otherwise take effect a second time after a retry applied it and the release
-     * removed the marker (a double debit). Once the deadline has passed, no copy can match, and the
-     * retry finds the marker (it took effect) or is refused by the deadline and renews the lease.
-     * Undo, release and state changes need no wait: a late copy of one matches nothing.
-     */
-    private Participants.Result settledIfInDoubt(Step step, Instant deadline, Supplier<Participants.Result> write) {
-        try {
-            return write.get();
-        } catch (MongoException e) {
-            if (step == Step.APPLY && Retrier.isInDoubt(e)) {
-                awaitPassedEverywhere(deadline);
-            }
-            throw e;
-        }
-    }
-
-    /** Waits until every server's clock (within maxClockSkew of the coordinator's) is past {@code deadline}. */
-    private void awaitPassedEverywhere(Instant deadline) {
-        Instant target = deadline.plus(config.maxClockSkew()).plusMillis(1);
-        Instant bound = clock.lastBound();
-        long waitNanos = bound == null
-                ? config.lease().plus(config.maxClockSkew()).toNanos() // no reading: the deadline is within a lease of now
-                : Duration.between(bound, target).toNanos();
-        if (waitNanos <= 0) {
-            return;
-        }
-        log.warn("a participant write failed without an answer; waiting {} ms for its deadline to pass before retrying",
-                TimeUnit.NANOSECONDS.toMillis(waitNanos));
-        try {
-            TimeUnit.NANOSECONDS.sleep(waitNanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new OutcomeUnknownException("interrupted while waiting for a write in doubt to expire", null, null, e);
         }
     }
 
@@ -729,6 +692,10 @@ public final class Engine {
                 canceled++;
             }
         }
+        int removed = writesInDoubt.sweep(now);
+        if (removed > 0) {
+            log.info("recovery deleted {} documents left by late copies of inserts of ended transactions", removed);
+        }
         return new RecoveryReport(rolledForward, canceled, skipped);
     }
 
@@ -770,6 +737,7 @@ public final class Engine {
             return Optional.empty();
         }
         config.metrics().takeover();
+        writesInDoubt.noteInserts(id, ops);
         Owned tx = new Owned(id, TransactionStore.epochOf(taken), ops, TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
         stamped(tx, TransactionStore.stamped(taken));
         try {
@@ -851,10 +819,8 @@ public final class Engine {
     /** Deletes terminal transactions not modified for {@code olderThan}; returns how many. */
     public long prune(Duration olderThan) {
         Instant before = retrier.call("read clock", null, null, clock::now).minus(olderThan);
-        List<String> terminal = new ArrayList<>(DONE.spellings());
-        terminal.addAll(CANCELED.spellings());
         return retrier.call("prune", null, null, () -> store.collection().deleteMany(
-                new Document(Fields.STATE, new Document("$in", terminal))
+                new Document(Fields.STATE, new Document("$in", TransactionStore.terminal()))
                         .append(Fields.LAST_MODIFIED, TransactionStore.notAfter(before))).getDeletedCount());
     }
 

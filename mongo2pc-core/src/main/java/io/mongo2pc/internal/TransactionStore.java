@@ -168,6 +168,20 @@ final class TransactionStore {
                 .append(Fields.STATE, in(TransactionState.PENDING))).projection(Projections.exclude("__none")).first();
     }
 
+    /** Ended transactions that note inserts in doubt (see WritesInDoubt), at most {@code limit}. */
+    List<Document> withInsertsInDoubt(int limit) {
+        return transactions.find(new Document(Fields.INSERTS_IN_DOUBT, new Document("$exists", true))
+                        .append(Fields.STATE, new Document("$in", terminal())))
+                .projection(Projections.exclude("__none")).limit(limit).into(new ArrayList<>());
+    }
+
+    /** Every spelling of the terminal states. */
+    static List<String> terminal() {
+        List<String> terminal = new ArrayList<>(TransactionState.DONE.spellings());
+        terminal.addAll(TransactionState.CANCELED.spellings());
+        return terminal;
+    }
+
     /** The transactions with these ids that exist, in one request. */
     List<Document> findAll(List<Object> ids) {
         Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
