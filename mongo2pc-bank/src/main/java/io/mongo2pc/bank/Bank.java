@@ -103,16 +103,31 @@ public final class Bank {
      * a manager that finishes in the background, {@code applied} (committed) instead of {@code done}.
      */
     public TransactionOutcome transfer(Object source, Object destination, Number amount) {
+        return transfer(null, source, destination, amount);
+    }
+
+    /**
+     * {@link #transfer(Object, Object, Number)} under the caller's transaction id (null makes one):
+     * running the same id again is the same transfer, never a second one (see
+     * {@link TransactionManager#run(Object, List)}), so a caller that saw an exception may retry
+     * with it. A canceled transfer stays canceled under its id: transfer again with a new one.
+     */
+    public TransactionOutcome transfer(Object transactionId, Object source, Object destination, Number amount) {
         Document fields = checkTransfer(source, destination, amount);
-        return manager.run(TransferCodec.operations(manager.settings().database(), source, destination, fields.get("value")),
-                fields, false);
+        return manager.run(transactionId, TransferCodec.operations(manager.settings().database(), source, destination,
+                fields.get("value")), fields, false);
     }
 
     /** Queues a transfer as the tutorial's {@code initial} transaction for workers; returns its id. */
     public Object submit(Object source, Object destination, Number amount) {
+        return submit(null, source, destination, amount);
+    }
+
+    /** {@link #submit(Object, Object, Number)} under the caller's transaction id (null makes one); the same id queues once. */
+    public Object submit(Object transactionId, Object source, Object destination, Number amount) {
         Document fields = checkTransfer(source, destination, amount);
-        return manager.submit(TransferCodec.operations(manager.settings().database(), source, destination, fields.get("value")),
-                fields, false);
+        return manager.submit(transactionId, TransferCodec.operations(manager.settings().database(), source, destination,
+                fields.get("value")), fields, false);
     }
 
     private Document checkTransfer(Object source, Object destination, Number amount) {

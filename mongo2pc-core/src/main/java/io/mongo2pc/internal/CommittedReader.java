@@ -70,7 +70,7 @@ final class CommittedReader {
         Document lock = doc.get(Fields.LOCK, Document.class);
         Object lockTx = lock == null ? null : lock.get("tx");
         if (lock != null) {
-            if (Participants.isLateInsert(doc)) {
+            if (Inserts.isLate(doc)) {
                 return Optional.empty();
             }
             boolean committed = isCommitted(known(ref, lockTx, transaction));

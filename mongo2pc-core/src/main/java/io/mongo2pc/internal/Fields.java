@@ -16,6 +16,8 @@ public final class Fields {
     public static final String EPOCH = "epoch";
     public static final String OPS = "ops";
     public static final String REASON = "reason";
+    /** The reason's ReasonCode, by name. */
+    public static final String CODE = "code";
     public static final String LEASE_MS = "leaseMs";
     /** Indexes of insert operations whose request may still land late (see WritesInDoubt). */
     public static final String INSERTS_IN_DOUBT = "insertsInDoubt";

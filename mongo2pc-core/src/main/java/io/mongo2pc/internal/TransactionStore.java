@@ -8,6 +8,7 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.result.UpdateResult;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -154,10 +155,11 @@ final class TransactionStore {
     }
 
     /** Cancels a queued transaction nobody has claimed. True if this call canceled it. */
-    boolean cancelQueued(Object id, String reason) {
+    boolean cancelQueued(Object id, String reason, ReasonCode code) {
         UpdateResult result = transactions.updateOne(
                 new Document(Fields.ID, id).append(Fields.STATE, in(TransactionState.INITIAL)),
-                new Document("$set", new Document(Fields.STATE, TransactionState.CANCELED.stored()).append(Fields.REASON, reason))
+                new Document("$set", new Document(Fields.STATE, TransactionState.CANCELED.stored()).append(Fields.REASON, reason)
+                        .append(Fields.CODE, code.name()))
                         .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)));
         return result.getMatchedCount() == 1;
     }

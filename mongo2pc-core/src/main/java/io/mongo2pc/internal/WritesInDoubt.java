@@ -79,7 +79,7 @@ final class WritesInDoubt {
                         retrier.call("note an insert in doubt", txId, null, () -> note(txId, List.of(index)));
                     }
                 } finally {
-                    awaitPassedEverywhere(deadline);
+                    awaitPassedEverywhere(deadline, txId);
                 }
             }
             throw e;
@@ -148,7 +148,7 @@ final class WritesInDoubt {
     }
 
     /** Waits until every server's clock (within maxClockSkew of the coordinator's) is past {@code deadline}. */
-    void awaitPassedEverywhere(Instant deadline) {
+    void awaitPassedEverywhere(Instant deadline, Object txId) {
         Instant target = deadline.plus(maxClockSkew).plusMillis(1);
         Instant bound = clock.lastBound();
         long waitNanos = bound == null
@@ -163,7 +163,8 @@ final class WritesInDoubt {
             TimeUnit.NANOSECONDS.sleep(waitNanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new OutcomeUnknownException("interrupted while waiting for a write in doubt to expire", null, null, e);
+            throw new OutcomeUnknownException("transaction " + txId + ": interrupted while waiting for a write in doubt to expire",
+                    txId, null, e);
         }
     }
 }
