@@ -6,7 +6,10 @@ import java.math.BigDecimal;
 
 /**
  * Numbers as MongoDB stores them ({@code Integer}, {@code Long}, {@code Double},
- * {@link Decimal128}), read exactly. Stateless and thread-safe.
+ * {@link Decimal128}), read exactly, and handed to programs in one type per scale: whole numbers as
+ * {@code Long} (never an {@code Integer} one time and a {@code Long} the next: a document written
+ * by the mongo shell holds int32s, which an increment turns into int64s), Decimal128 as
+ * {@link BigDecimal}. Stateless and thread-safe.
  */
 public final class Numbers {
     private Numbers() { }
@@ -47,5 +50,20 @@ public final class Numbers {
             return !Double.isNaN(d) && !Double.isInfinite(d);
         }
         return number instanceof Number;
+    }
+
+    /**
+     * {@code value} in the one type of its scale: {@code Integer}, {@code Short}, {@code Byte} and
+     * {@code Long} as {@code Long}; a finite Decimal128 as {@link BigDecimal} (exactly, a negative
+     * zero too); anything else (a double, NaN, text) as it is.
+     */
+    public static Object normalized(Object value) {
+        if (value instanceof Integer || value instanceof Short || value instanceof Byte) {
+            return ((Number) value).longValue();
+        }
+        if (value instanceof Decimal128 d && isFinite(d)) {
+            return exact(d);
+        }
+        return value;
     }
 }

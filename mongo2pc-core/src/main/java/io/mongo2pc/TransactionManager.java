@@ -189,7 +189,8 @@ public final class TransactionManager implements AutoCloseable {
     /**
      * A document as of the last committed transaction: never data of a transaction that is not
      * committed or was canceled. Empty if it does not exist in that view. {@code pendingTransactions}
-     * reads as empty. Throws {@link TransactionException} if the document names a transaction that
+     * reads as empty. Numbers come in one type per scale ({@link Numbers#normalized}): whole
+     * numbers as {@code Long}, Decimal128 as {@code BigDecimal}. Throws {@link TransactionException} if the document names a transaction that
      * is not in this manager's transactions collection (one run by a manager with another
      * {@code database} or {@code transactionsCollection}): its state cannot be known here.
      */

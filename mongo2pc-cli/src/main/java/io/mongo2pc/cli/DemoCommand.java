@@ -263,10 +263,7 @@ final class DemoCommand extends BaseCommand {
             // 8. Verification ---------------------------------------------------------------------
             heading("8. Verification");
             printAccounts(bank, withShop);
-            BigDecimal demoNow = BigDecimal.ZERO;
-            for (Bank.Account a : accounts(bank, withShop)) {
-                demoNow = demoNow.add(Money.of(a.balance()));
-            }
+            BigDecimal demoNow = Bank.total(accounts(bank, withShop));
             Bank.Verification v = bank.verify(expectedTotal);
             boolean ok = v.ok() && demoNow.compareTo(demoTotal) == 0;
             say("demo accounts: total " + demoNow.toPlainString() + " (opened with " + demoTotal.toPlainString() + ")");
@@ -320,15 +317,14 @@ final class DemoCommand extends BaseCommand {
 
     private void printAccounts(Bank bank, List<String> ids) {
         StringBuilder line = new StringBuilder("  balances:");
-        BigDecimal total = BigDecimal.ZERO;
-        for (Bank.Account a : accounts(bank, ids)) {
+        List<Bank.Account> accounts = accounts(bank, ids);
+        for (Bank.Account a : accounts) {
             line.append(' ').append(a.id()).append('=').append(a.balance());
             if (!a.pending().isEmpty()) {
                 line.append("(+").append(a.pending().size()).append(" marker)");
             }
-            total = total.add(Money.of(a.balance()));
         }
-        say(line.append("  total=").append(total.toPlainString()).toString());
+        say(line.append("  total=").append(Bank.total(accounts).toPlainString()).toString());
     }
 
     private String brief(Document tx) {

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.DecimalNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
@@ -87,7 +88,7 @@ final class Json {
             return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : NODES.numberNode(d);
         }
         if (v instanceof Decimal128 d) {
-            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : DecimalNode.valueOf(new BigDecimal(d.toString())); // bigDecimalValue() throws on a negative zero
+            return Numbers.isFinite(d) ? DecimalNode.valueOf(Numbers.exact(d)) : NODES.textNode(d.toString());
         }
         if (v instanceof BigDecimal b) {
             return DecimalNode.valueOf(b);

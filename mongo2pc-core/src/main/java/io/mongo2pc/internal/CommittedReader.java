@@ -3,6 +3,7 @@ package io.mongo2pc.internal;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
@@ -21,7 +22,9 @@ import java.util.function.Function;
  * committed (before {@code applied}) nor of one that was canceled. A document taken by a
  * transaction is resolved by that transaction's state: committed shows it, otherwise its
  * before-image (update), nothing (insert) or the document (delete); increments of transactions
- * not committed are subtracted again. {@link ConsistentCut} reads several documents as one cut.
+ * not committed are subtracted again. Numbers come in one type per scale ({@link Numbers#normalized}:
+ * whole numbers as Long, Decimal128 as BigDecimal). {@link ConsistentCut} reads several documents
+ * as one cut.
  * Thread-safe.
  */
 final class CommittedReader {
@@ -100,7 +103,26 @@ final class CommittedReader {
             }
             view.put(Fields.MARKERS, new ArrayList<>());
         }
-        return Optional.of(view);
+        Document normalized = (Document) normalized(view);
+        if (view.containsKey(Fields.ID)) {
+            normalized.put(Fields.ID, view.get(Fields.ID)); // an id is not an amount: as stored
+        }
+        return Optional.of(normalized);
+    }
+
+    /** Every number of {@code value} in the one type of its scale ({@link Numbers#normalized}), at any depth. */
+    private static Object normalized(Object value) {
+        if (value instanceof Document doc) {
+            Document copy = new Document();
+            doc.forEach((k, v) -> copy.put(k, normalized(v)));
+            return copy;
+        }
+        if (value instanceof List<?> list) {
+            List<Object> copy = new ArrayList<>(list.size());
+            list.forEach(v -> copy.add(normalized(v)));
+            return copy;
+        }
+        return Numbers.normalized(value);
     }
 
     /**
