@@ -33,6 +33,13 @@ class TransactionIdsTest {
         }
     }
 
+    /** Its owner's process dies right after the first operation took effect. */
+    static final CrashHook CRASH_AFTER_FIRST_APPLY = (p, id) -> {
+        if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0))) {
+            throw new Crash();
+        }
+    };
+
     @Test
     void run_sameIdTwice_appliesOnceAndReturnsTheFirstOutcome() {
         Fixture f = new Fixture();
@@ -86,11 +93,7 @@ class TransactionIdsTest {
     @Test
     void awaitOutcome_ofATransactionWhoseOwnerCrashed_takesItOverAndFinishesIt() {
         Fixture f = new Fixture();
-        TransactionManager owner = f.manager("owner", Duration.ofMillis(300), (p, id) -> {
-            if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0))) {
-                throw new Crash();
-            }
-        });
+        TransactionManager owner = f.manager("owner", Duration.ofMillis(300), CRASH_AFTER_FIRST_APPLY);
         assertThatThrownBy(() -> owner.run("pay-4", f.transfer(30L))).isInstanceOf(Crash.class);
         TransactionManager other = f.manager("other", Duration.ofSeconds(30), CrashHook.NONE);
 
@@ -103,11 +106,7 @@ class TransactionIdsTest {
     @Test
     void awaitOutcome_ofALiveOwnersTransaction_givesUpWithTheIdAndState() {
         Fixture f = new Fixture();
-        TransactionManager owner = f.manager("owner", Duration.ofSeconds(30), (p, id) -> {
-            if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0))) {
-                throw new Crash();
-            }
-        });
+        TransactionManager owner = f.manager("owner", Duration.ofSeconds(30), CRASH_AFTER_FIRST_APPLY);
         assertThatThrownBy(() -> owner.run("pay-5", f.transfer(30L))).isInstanceOf(Crash.class);
 
         OutcomeUnknownException unknown = catchThrowableOfType(() -> owner.awaitOutcome("pay-5", Duration.ofMillis(200)),

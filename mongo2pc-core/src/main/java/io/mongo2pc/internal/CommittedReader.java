@@ -103,26 +103,12 @@ final class CommittedReader {
             }
             view.put(Fields.MARKERS, new ArrayList<>());
         }
-        Document normalized = (Document) normalized(view);
+        // every number in the one type of its scale, at any depth; an id is not an amount: as stored
+        Document normalized = (Document) Increments.copy(view, Numbers::normalized);
         if (view.containsKey(Fields.ID)) {
-            normalized.put(Fields.ID, view.get(Fields.ID)); // an id is not an amount: as stored
+            normalized.put(Fields.ID, view.get(Fields.ID));
         }
         return Optional.of(normalized);
-    }
-
-    /** Every number of {@code value} in the one type of its scale ({@link Numbers#normalized}), at any depth. */
-    private static Object normalized(Object value) {
-        if (value instanceof Document doc) {
-            Document copy = new Document();
-            doc.forEach((k, v) -> copy.put(k, normalized(v)));
-            return copy;
-        }
-        if (value instanceof List<?> list) {
-            List<Object> copy = new ArrayList<>(list.size());
-            list.forEach(v -> copy.add(normalized(v)));
-            return copy;
-        }
-        return Numbers.normalized(value);
     }
 
     /**

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 
 /**
  * The arithmetic of increments on stored documents, for readers that add or take away the effect
@@ -58,21 +59,22 @@ final class Increments {
 
     /** A copy of {@code doc} whose embedded documents and lists are copies too. */
     static Document copy(Document doc) {
-        return (Document) copyValue(doc);
+        return (Document) copy(doc, UnaryOperator.identity());
     }
 
-    private static Object copyValue(Object value) {
+    /** A copy of {@code value} at any depth (documents and lists), each other value passed through {@code leaf}. */
+    static Object copy(Object value, UnaryOperator<Object> leaf) {
         if (value instanceof Document d) {
             Document copy = new Document();
-            d.forEach((k, v) -> copy.put(k, copyValue(v)));
+            d.forEach((k, v) -> copy.put(k, copy(v, leaf)));
             return copy;
         }
         if (value instanceof List<?> list) {
             List<Object> copy = new ArrayList<>(list.size());
-            list.forEach(v -> copy.add(copyValue(v)));
+            list.forEach(v -> copy.add(copy(v, leaf)));
             return copy;
         }
-        return value;
+        return leaf.apply(value);
     }
 
     /** True if {@code a} and {@code b} hold the same content, numbers compared by value whatever their type. */
