@@ -8,4 +8,9 @@ public class InvalidTransactionException extends TransactionException {
     public InvalidTransactionException(String message) {
         super(message, null, null);
     }
+
+    /** Bad input for the transaction {@code transactionId} (an id the caller chose). */
+    public InvalidTransactionException(String message, Object transactionId) {
+        super(message, transactionId, null);
+    }
 }

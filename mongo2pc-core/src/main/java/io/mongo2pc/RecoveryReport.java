@@ -1,12 +1,43 @@
 package io.mongo2pc;
 
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
 /**
- * What one recovery pass did: transactions it finished as done, finished as canceled, and stale
- * ones it left (another process won the takeover, or their format is unknown). Immutable.
+ * What one recovery pass did. Immutable.
+ *
+ * @param rolledForward      transactions it finished as done
+ * @param canceled           transactions it finished as canceled
+ * @param skipped            open transactions it left: {@code notStale} ones, {@code failed} ones, and
+ *                           ones another process took over first
+ * @param failed             transactions it could not finish now (a target down, an outcome unknown,
+ *                           operations it cannot read); the next pass tries again
+ * @param notStale           transactions unchanged for the pass's {@code olderThan} whose owner's own
+ *                           lease has not run out yet, each with when it does (server time)
+ * @param lateInsertsRemoved documents it deleted that late copies of inserts left after their
+ *                           transaction ended
  */
-public record RecoveryReport(int rolledForward, int canceled, int skipped) {
+public record RecoveryReport(int rolledForward, int canceled, int skipped, int failed, List<NotStale> notStale,
+                             int lateInsertsRemoved) {
+
+    /** An open transaction whose owner's lease runs until {@code leaseEnds} (server time). */
+    public record NotStale(Object id, Instant leaseEnds) { }
+
+    public RecoveryReport {
+        notStale = List.copyOf(notStale);
+    }
+
+    /** A pass that left nothing waiting and removed nothing. */
+    public RecoveryReport(int rolledForward, int canceled, int skipped) {
+        this(rolledForward, canceled, skipped, 0, List.of(), 0);
+    }
+
     public RecoveryReport plus(RecoveryReport other) {
-        return new RecoveryReport(rolledForward + other.rolledForward, canceled + other.canceled, skipped + other.skipped);
+        List<NotStale> waiting = new ArrayList<>(notStale);
+        waiting.addAll(other.notStale);
+        return new RecoveryReport(rolledForward + other.rolledForward, canceled + other.canceled, skipped + other.skipped,
+                failed + other.failed, waiting, lateInsertsRemoved + other.lateInsertsRemoved);
     }
 
     public int finished() {

@@ -64,9 +64,22 @@ public final class TransactionManager implements AutoCloseable {
     /**
      * Runs a transaction to its end in this thread: {@code done} or {@code canceled} with a reason;
      * with {@link Builder#finishInBackground(boolean)}, {@code applied} instead of {@code done}.
+     * Its id is made by {@link Builder#ids}; to know it even if this call throws, give one
+     * ({@link #run(Object, List)}).
      */
     public TransactionOutcome run(List<Operation> operations) {
-        return engine.run(operations, null, true);
+        return engine.run(null, operations, null, true);
+    }
+
+    /**
+     * {@link #run(List)} under the caller's id (a string, an integer or an ObjectId), which makes
+     * it idempotent: running the same id again is the same transaction, never a second one. The
+     * second call returns the first one's outcome, waiting for it (up to the lease plus the retry
+     * timeout) and finishing it if its owner is gone. The same id with other operations is refused
+     * with {@link InvalidTransactionException}. Every exception this throws carries the id.
+     */
+    public TransactionOutcome run(Object transactionId, List<Operation> operations) {
+        return engine.run(Objects.requireNonNull(transactionId, "transactionId"), operations, null, true);
     }
 
     /**
@@ -75,17 +88,46 @@ public final class TransactionManager implements AutoCloseable {
      * and a registered {@link TransactionCodec} must read them back from {@code fields}.
      */
     public TransactionOutcome run(List<Operation> operations, Document fields, boolean storeOperations) {
-        return engine.run(operations, fields, storeOperations);
+        return engine.run(null, operations, fields, storeOperations);
+    }
+
+    /** {@link #run(List, Document, boolean)} under the caller's id, as {@link #run(Object, List)}; null makes one. */
+    public TransactionOutcome run(Object transactionId, List<Operation> operations, Document fields, boolean storeOperations) {
+        return engine.run(transactionId, operations, fields, storeOperations);
     }
 
     /** Queues a transaction as {@code initial} for any worker ({@link #claimAndRun()}); returns its id. */
     public Object submit(List<Operation> operations) {
-        return engine.submit(operations, null, true);
+        return engine.submit(null, operations, null, true);
     }
 
     /** {@link #submit(List)} with extra fields, as {@link #run(List, Document, boolean)}. */
     public Object submit(List<Operation> operations, Document fields, boolean storeOperations) {
-        return engine.submit(operations, fields, storeOperations);
+        return engine.submit(null, operations, fields, storeOperations);
+    }
+
+    /**
+     * {@link #submit(List, Document, boolean)} under the caller's id ({@code transactionId}; null
+     * makes one). Submitting the same id again with the same operations queues nothing more; with
+     * other operations it is refused.
+     */
+    public Object submit(Object transactionId, List<Operation> operations, Document fields, boolean storeOperations) {
+        return engine.submit(transactionId, operations, fields, storeOperations);
+    }
+
+    /**
+     * How the transaction {@code transactionId} ended: {@code done}, {@code canceled} (with its
+     * reason and code), or {@code applied} (committed; a live owner is finishing it). Waits while
+     * it is open, up to {@code timeout}; a transaction whose owner's lease has run out (the owner
+     * crashed, or was paused) is taken over and finished by this call. Empty if no transaction has
+     * this id (it was never written, so running it again is safe; or it was pruned). Throws
+     * {@link OutcomeUnknownException} if it is still open after {@code timeout}.
+     */
+    public Optional<TransactionOutcome> awaitOutcome(Object transactionId, Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout);
+        }
+        return engine.awaitOutcome(Objects.requireNonNull(transactionId, "transactionId"), timeout);
     }
 
     /** Claims one queued transaction (one findAndModify: exactly one claimer wins) and runs it. */
@@ -135,17 +177,20 @@ public final class TransactionManager implements AutoCloseable {
 
     /**
      * Cancels a transaction before its commit point: a queued one at once, a pending one only once
-     * its owner's lease has expired. Throws {@link TransactionException} if it is past its commit
-     * point or owned by a live process, {@link InvalidTransactionException} if it does not exist.
+     * its owner's lease has expired, and says what it found: canceled now, canceled before, past
+     * its commit point (or every operation applied, so rolled forward now), a live owner (until
+     * when), or no such transaction. The cancel's reason code is
+     * {@link ReasonCode#CANCELED_BY_OPERATOR}.
      */
-    public TransactionOutcome cancel(Object transactionId, String reason) {
+    public CancelResult cancel(Object transactionId, String reason) {
         return engine.cancel(transactionId, reason == null ? "canceled by request" : reason);
     }
 
     /**
      * A document as of the last committed transaction: never data of a transaction that is not
      * committed or was canceled. Empty if it does not exist in that view. {@code pendingTransactions}
-     * reads as empty. Throws {@link TransactionException} if the document names a transaction that
+     * reads as empty. Numbers come in one type per scale ({@link Numbers#normalized}): whole
+     * numbers as {@code Long}, Decimal128 as {@code BigDecimal}. Throws {@link TransactionException} if the document names a transaction that
      * is not in this manager's transactions collection (one run by a manager with another
      * {@code database} or {@code transactionsCollection}): its state cannot be known here.
      */
@@ -156,11 +201,28 @@ public final class TransactionManager implements AutoCloseable {
     /**
      * Several documents as of one moment: each as of the last committed transaction, and together
      * one consistent cut (a transaction's writes are seen on all of its documents or on none).
-     * Read again while writers move them; throws {@link TransactionException} if they never hold
-     * still. Limit: a document changed and changed back between the reads goes unnoticed.
+     * Writers need not stop: changes made by transactions the documents name are judged, not
+     * waited out. Gives up after the {@link Builder#conflictTimeout(Duration) conflict timeout}
+     * (see {@link #readCommitted(List, Duration)}).
      */
     public List<Optional<Document>> readCommitted(List<DocumentRef> documents) {
-        return engine.readCommitted(documents);
+        return readCommitted(documents, settings.conflictTimeout);
+    }
+
+    /**
+     * {@link #readCommitted(List)}, trying for at most {@code timeout} (zero: one attempt). Throws
+     * {@link TransactionException} if no consistent cut was found by then: the documents kept
+     * changing in ways no transaction they name explains (e.g. writes outside any transaction), or
+     * a transaction added and took back the same amount between the reads of one attempt. Limit: a
+     * document changed and changed back between the two reads of an attempt goes unnoticed.
+     */
+    public List<Optional<Document>> readCommitted(List<DocumentRef> documents, Duration timeout) {
+        Objects.requireNonNull(documents, "documents");
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout);
+        }
+        documents.forEach(ref -> Objects.requireNonNull(ref, "a document of the list is null"));
+        return engine.readCommitted(documents, timeout);
     }
 
     /** A document as stored: plain read, work in flight included. */
@@ -168,8 +230,8 @@ public final class TransactionManager implements AutoCloseable {
         return engine.read(document);
     }
 
-    /** The stored transaction document, as is. */
-    public Optional<Document> inspect(Object transactionId) {
+    /** The stored transaction: its state, owner, epoch, lease, operations and reason, and the document as is. */
+    public Optional<TransactionView> inspect(Object transactionId) {
         return engine.inspect(transactionId);
     }
 
@@ -360,7 +422,11 @@ public final class TransactionManager implements AutoCloseable {
             return this;
         }
 
-        /** How long a write waits for a busy document (full of markers) before the transaction cancels. Default 5s. */
+        /**
+         * How long a write waits for a busy document (full of markers) before the transaction
+         * cancels, and how long {@code readCommitted(List)} tries to read its documents as one cut.
+         * Default 5s.
+         */
         public Builder conflictTimeout(Duration conflictTimeout) {
             if (conflictTimeout == null || conflictTimeout.isNegative()) {
                 throw new IllegalArgumentException("conflictTimeout must be zero or positive, got " + conflictTimeout);

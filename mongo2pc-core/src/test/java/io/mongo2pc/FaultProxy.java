@@ -35,6 +35,8 @@ final class FaultProxy implements AutoCloseable {
     final AtomicInteger dropped = new AtomicInteger();
     private volatile Predicate<String> beforeTrigger = s -> false;
     private final AtomicReference<Runnable> before = new AtomicReference<>();
+    private volatile Predicate<String> everyTrigger = s -> false;
+    private volatile Runnable every;
 
     FaultProxy(String mongoUri) throws IOException {
         URI uri = URI.create(mongoUri.replace("mongodb://", "http://"));
@@ -60,6 +62,16 @@ final class FaultProxy implements AutoCloseable {
     void runBefore(Predicate<String> trigger, Runnable action) {
         this.beforeTrigger = trigger;
         this.before.set(action);
+    }
+
+    /** Runs {@code action} just before forwarding every request that {@code trigger} accepts, until {@link #stopEvery()}. */
+    void runBeforeEvery(Predicate<String> trigger, Runnable action) {
+        this.every = action;
+        this.everyTrigger = trigger;
+    }
+
+    void stopEvery() {
+        this.everyTrigger = s -> false;
     }
 
     /** Drops the replies of the next {@code n} requests whose text (ISO-8859-1 of the bytes) {@code trigger} accepts. */
@@ -99,6 +111,9 @@ final class FaultProxy implements AutoCloseable {
                     if (action != null) {
                         action.run();
                     }
+                }
+                if (everyTrigger.test(text)) {
+                    every.run();
                 }
                 toServer.write(request);
                 toServer.flush();

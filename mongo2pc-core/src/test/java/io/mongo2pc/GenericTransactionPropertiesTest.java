@@ -112,7 +112,7 @@ class GenericTransactionPropertiesTest {
                     recoverer.recover(Duration.ZERO);
                 }
                 if (written) {
-                    Document stored = recoverer.inspect(txId.get()).orElseThrow();
+                    Document stored = recoverer.inspect(txId.get()).orElseThrow().document();
                     boolean holds = preconditionsHold(model, tx.ops());
                     assertThat(stored.getString("state")).as("%s: %s", tx, stored.toJson()).isEqualTo(holds ? "done" : "canceled");
                     if (holds) {

@@ -65,7 +65,9 @@ class LeaseRenewalTest {
         // then
         assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
         assertThat(takenOver.get()).as("takeovers of a live owner").isZero();
-        assertThat(owner.inspect(outcome.id()).orElseThrow()).containsEntry("epoch", 1L).containsEntry("application", "slow");
+        TransactionView view = owner.inspect(outcome.id()).orElseThrow();
+        assertThat(view.epoch()).isEqualTo(1L);
+        assertThat(view.application()).isEqualTo("slow");
         for (Document d : mongo.client().getDatabase(mongo.database()).getCollection("counters").find()) {
             assertThat(d.getLong("n")).isEqualTo(1L);
         }

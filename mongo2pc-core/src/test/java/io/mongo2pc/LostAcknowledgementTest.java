@@ -84,7 +84,7 @@ class LostAcknowledgementTest {
             assertThat(proxy.dropped.get()).as("one acknowledgement was lost").isEqualTo(1);
             assertThat(outcome).as("the one queued transaction, run by this call").isPresent()
                     .hasValueSatisfying(o -> assertThat(o.id()).isEqualTo(queued));
-            assertThat(manager.inspect(queued).orElseThrow().getString("state")).isEqualTo("done");
+            assertThat(manager.inspect(queued).orElseThrow().state()).isEqualTo(TransactionState.DONE);
         }
     }
 }

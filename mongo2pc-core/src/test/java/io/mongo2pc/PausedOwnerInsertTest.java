@@ -82,6 +82,31 @@ class PausedOwnerInsertTest {
     }
 
     @Test
+    void lateInsertOfAPausedOwnerThatNeverAnswersAgain_afterTakeoverCanceled_isRemovedByRecovery() throws Exception {
+        // The paused owner's insert was on the wire when its process stopped for good: nothing of
+        // the owner notes it, the copy lands after the new owner canceled. The takeover noted the
+        // transaction's inserts, so recovery removes what the copy left.
+        Fixture f = new Fixture(10L);
+        CompletableFuture<TransactionOutcome> owner = f.startPausedOwner();
+        TransactionManager newOwner = manager("new-owner", mongo.newClient(), CrashHook.NONE, Duration.ofSeconds(30));
+        f.recoverUntil(newOwner, false);
+        assertThat(f.transaction().getString("state")).isEqualTo("canceled");
+        // what the held upsert creates when it lands after its deadline
+        Date deadline = Date.from(Instant.now().minusSeconds(1));
+        f.client.getDatabase(f.db).getCollection("payments").insertOne(new Document("_id", "p1").append("amount", 30L)
+                .append("_m2pc", new Document("tx", f.txId.get()).append("kind", "insert").append("c", f.db + ".transactions")
+                        .append("until", deadline).append("at", new Date()))
+                .append("pendingTransactions", List.of(f.txId.get())));
+
+        newOwner.recover();
+
+        assertThat(f.stored()).as("the late copy's document after recovery").isNull();
+        f.resume.countDown();
+        f.awaitQuietly(owner);
+        assertThat(f.stored()).as("after the paused owner's own late insert").isNull();
+    }
+
+    @Test
     void lateInsertOfAnotherTransaction_madeValidJustBeforeItIsDeleted_stays() throws Exception {
         // A later writer finds a late insert and deletes it; its owner renews and writes it again
         // (valid now) just before that delete arrives: the delete must only take a copy still late.

@@ -105,11 +105,40 @@ class RecoveryRegressionTest {
             RecoveryReport report = recovering.recover(Duration.ZERO);
 
             assertThat(report.skipped()).as("the transaction on the server that is down").isEqualTo(1);
+            assertThat(report.failed()).as("it failed, it is not just waiting").isEqualTo(1);
+            assertThat(report.notStale()).isEmpty();
             assertThat(report.rolledForward()).as("the transfer behind it").isEqualTo(1);
         }
         assertThat(balance("A")).as("the transfer rolled forward; the other debit of A never applied").isEqualTo(990L);
         assertThat(balance("B")).isEqualTo(1010L);
         mongo.skipInvariants("one transaction stays open: its server is down for good in this test");
+    }
+
+    @Test
+    void recover_transactionsWhoseOwnersLeaseRunsOnOrThatCannotBeRead_areToldApartFromEachOther() {
+        // Both used to be counted as "skipped" alike: a program could not tell "wait" from "broken".
+        TransactionManager longLease = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("owner").lease(Duration.ofSeconds(30)).crashHook((reached, id) -> {
+                    if (reached.equals(CrashPoint.after(Step.APPLY, 0))) {
+                        throw new Crash();
+                    }
+                }).build();
+        assertThatThrownBy(() -> longLease.run(transfer(10))).isInstanceOf(Crash.class);
+        Document live = recoverer.transactions().find().first();
+        recoverer.transactions().insertOne(new Document("_id", "unreadable").append("state", "pending")
+                .append("lastModified", new java.util.Date(0)));
+
+        RecoveryReport report = recoverer.recover(Duration.ZERO);
+
+        assertThat(report.notStale()).hasSize(1);
+        assertThat(report.notStale().get(0).id()).isEqualTo(live.get("_id"));
+        assertThat(report.notStale().get(0).leaseEnds()).isEqualTo(live.getDate("lastModified").toInstant().plusSeconds(30));
+        assertThat(report.failed()).as("the transaction without operations").isEqualTo(1);
+        assertThat(report.skipped()).isEqualTo(2);
+        assertThat(report.finished()).isZero();
+        recoverer.transactions().deleteOne(new Document("_id", "unreadable"));
+        mongo.expireLeases(mongo.database());
+        assertThat(recoverer.recover(Duration.ZERO).rolledForward()).isEqualTo(1);
     }
 
     @Test
@@ -134,9 +163,11 @@ class RecoveryRegressionTest {
         Object id = recoverer.transactions().find().first().get("_id");
         Thread.sleep(200);
 
-        TransactionOutcome outcome = recoverer.cancel(id, "operator");
+        CancelResult result = recoverer.cancel(id, "operator");
 
-        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.CANCELED);
+        assertThat(result.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(result.reasonCode()).isEqualTo(ReasonCode.CANCELED_BY_OPERATOR);
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("B")).isEqualTo(1000L);
     }

@@ -1,6 +1,7 @@
 package io.mongo2pc.bank;
 
 import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.internal.Validation;
 import org.bson.types.Decimal128;
 
@@ -60,8 +61,7 @@ public final class Amounts {
             return l;
         }
         if (amount instanceof Decimal128 d) {
-            // isNegative() first: bigDecimalValue() throws on a negative zero.
-            if (d.isNaN() || d.isInfinite() || d.isNegative() || d.bigDecimalValue().signum() <= 0) {
+            if (!Numbers.isFinite(d) || Numbers.exact(d).signum() <= 0) {
                 throw new InvalidTransactionException(what + " must be a finite amount greater than zero, got " + d);
             }
             return d;
@@ -75,20 +75,11 @@ public final class Amounts {
         return Validation.negate(amount);
     }
 
-    static BigDecimal toBigDecimal(Object number) {
-        if (number instanceof Decimal128 d) {
-            if (d.isNaN() || d.isInfinite()) {
-                throw new InvalidTransactionException("amount must be finite, got " + d);
-            }
-            // Via the text: bigDecimalValue() throws on a negative zero.
-            return new BigDecimal(d.toString());
+    /** The exact value of a stored amount ({@link Numbers#exact}); NaN or an infinity is refused as bad input. */
+    static BigDecimal toBigDecimal(Number number) {
+        if (!Numbers.isFinite(number)) {
+            throw new InvalidTransactionException("amount must be finite, got " + number);
         }
-        if (number instanceof Double d) {
-            if (d.isNaN() || d.isInfinite()) {
-                throw new InvalidTransactionException("amount must be finite, got " + d);
-            }
-            return BigDecimal.valueOf(d);
-        }
-        return BigDecimal.valueOf(((Number) number).longValue());
+        return Numbers.exact(number);
     }
 }

@@ -6,6 +6,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
@@ -36,7 +37,10 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Bank {
     public static final String ACCOUNTS = "accounts";
 
-    /** One account as stored. */
+    /**
+     * One account as stored; {@code balance} in the one type of its scale ({@link Numbers#normalized}:
+     * {@code Long} for whole units, {@code BigDecimal} for Decimal128), null if it is not a finite number.
+     */
     public record Account(Object id, Number balance, List<Object> pending) { }
 
     /** What {@link #verify} found; {@code ok} when every check holds. */
@@ -103,16 +107,31 @@ public final class Bank {
      * a manager that finishes in the background, {@code applied} (committed) instead of {@code done}.
      */
     public TransactionOutcome transfer(Object source, Object destination, Number amount) {
+        return transfer(null, source, destination, amount);
+    }
+
+    /**
+     * {@link #transfer(Object, Object, Number)} under the caller's transaction id (null makes one):
+     * running the same id again is the same transfer, never a second one (see
+     * {@link TransactionManager#run(Object, List)}), so a caller that saw an exception may retry
+     * with it. A canceled transfer stays canceled under its id: transfer again with a new one.
+     */
+    public TransactionOutcome transfer(Object transactionId, Object source, Object destination, Number amount) {
         Document fields = checkTransfer(source, destination, amount);
-        return manager.run(TransferCodec.operations(manager.settings().database(), source, destination, fields.get("value")),
-                fields, false);
+        return manager.run(transactionId, TransferCodec.operations(manager.settings().database(), source, destination,
+                fields.get("value")), fields, false);
     }
 
     /** Queues a transfer as the tutorial's {@code initial} transaction for workers; returns its id. */
     public Object submit(Object source, Object destination, Number amount) {
+        return submit(null, source, destination, amount);
+    }
+
+    /** {@link #submit(Object, Object, Number)} under the caller's transaction id (null makes one); the same id queues once. */
+    public Object submit(Object transactionId, Object source, Object destination, Number amount) {
         Document fields = checkTransfer(source, destination, amount);
-        return manager.submit(TransferCodec.operations(manager.settings().database(), source, destination, fields.get("value")),
-                fields, false);
+        return manager.submit(transactionId, TransferCodec.operations(manager.settings().database(), source, destination,
+                fields.get("value")), fields, false);
     }
 
     private Document checkTransfer(Object source, Object destination, Number amount) {
@@ -179,7 +198,7 @@ public final class Bank {
                 || balance instanceof Decimal128 d128 && (d128.isNaN() || d128.isInfinite())) {
             return null;
         }
-        return balance instanceof Number n ? n : null;
+        return balance instanceof Number n ? (Number) Numbers.normalized(n) : null;
     }
 
     /**
@@ -215,6 +234,17 @@ public final class Bank {
         boolean ok = (expected == null || expected.compareTo(total) == 0) && negative == 0 && markers == 0 && open == 0
                 && invalid == 0;
         return new Verification(ok, total, count, negative, markers, open, invalid, expected);
+    }
+
+    /** The total of the balances of {@code accounts} that are numbers (exact). */
+    public static BigDecimal total(Iterable<Account> accounts) {
+        BigDecimal total = BigDecimal.ZERO;
+        for (Account account : accounts) {
+            if (account.balance() != null) {
+                total = total.add(Numbers.exact(account.balance()));
+            }
+        }
+        return total;
     }
 
     /** The number of markers on all accounts. */

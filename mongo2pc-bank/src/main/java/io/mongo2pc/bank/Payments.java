@@ -52,10 +52,12 @@ public final class Payments {
 
     /**
      * Pays {@code orderId} from {@code accountId}: done (applied, with a manager that finishes in
-     * the background), or canceled with the reason (already paid, insufficient funds).
+     * the background), or canceled with the reason and its code: {@code GUARD_FAILED} (already
+     * paid, or its total changed meanwhile), {@code INSUFFICIENT_FUNDS}, {@code DOCUMENT_MISSING}
+     * (no such order, or no such account).
      */
     public TransactionOutcome pay(String orderId, String accountId) {
-        return pay(orderId, accountId, null);
+        return pay(null, orderId, accountId, null);
     }
 
     /**
@@ -63,26 +65,43 @@ public final class Payments {
      * null) in the same transaction, so money stays within the accounts.
      */
     public TransactionOutcome pay(String orderId, String accountId, String merchantAccountId) {
+        return pay(null, orderId, accountId, merchantAccountId);
+    }
+
+    /**
+     * {@link #pay(String, String, String)} under the caller's transaction id (null makes one; see
+     * {@link TransactionManager#run(Object, List)}): paying with the same id again is the same
+     * payment, never a second one. The order is read only for its total; whether it is unpaid, and
+     * still has that total, the transaction's guard decides.
+     */
+    public TransactionOutcome pay(Object transactionId, String orderId, String accountId, String merchantAccountId) {
         DocumentRef.requirePlainId(orderId, "order");
         DocumentRef.requirePlainId(accountId, "account");
-        Document order = orders.find(new Document("_id", orderId)).first();
-        if (order == null) {
-            throw new InvalidTransactionException("order " + orderId + " does not exist");
+        if (merchantAccountId != null) {
+            DocumentRef.requirePlainId(merchantAccountId, "merchant account");
         }
-        Object total = order.get("total");
+        DocumentRef order = DocumentRef.of(database, ORDERS, orderId);
+        Document stored = orders.find(new Document("_id", orderId)).first();
+        if (stored == null) {
+            // No total to pay: a transaction of the order's update alone, whose guard can never
+            // hold, is refused as any other (DOCUMENT_MISSING; GUARD_FAILED if the order appeared
+            // meanwhile), so a missing order ends as a canceled outcome with nothing in effect.
+            return manager.run(transactionId, List.of(Operation.update(order, new Document("$set", new Document("state", "Paid")),
+                    new Document("state", "UnPaid").append("total", new Document("$in", List.of())))), null, true);
+        }
+        Object total = stored.get("total");
         Number amount = Amounts.requirePositive(total instanceof Integer i ? Long.valueOf(i) : total, "total of order " + orderId);
         List<Operation> ops = new ArrayList<>(List.of(
-                Operation.update(DocumentRef.of(database, ORDERS, orderId), new Document("$set", new Document("state", "Paid")),
+                Operation.update(order, new Document("$set", new Document("state", "Paid")),
                         new Document("state", "UnPaid").append("total", total)),
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Amounts.negate(amount),
                         new Document("balance", new Document("$gte", amount))),
                 Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
                         new Document("order", orderId).append("account", accountId).append("amount", amount))));
         if (merchantAccountId != null) {
-            DocumentRef.requirePlainId(merchantAccountId, "merchant account");
             ops.add(Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, merchantAccountId), "balance", amount, null));
         }
-        return manager.run(ops);
+        return manager.run(transactionId, ops, null, true);
     }
 
 }

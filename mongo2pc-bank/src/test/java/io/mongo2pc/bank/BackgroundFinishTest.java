@@ -112,7 +112,7 @@ class BackgroundFinishTest {
             assertThat(owner.awaitFinished(Duration.ofSeconds(10))).isTrue();
             owner.close();
             assertThat(crashes.get()).as("the finisher reached " + point).isEqualTo(1);
-            String left = owner.inspect(outcome.id()).orElseThrow().getString("state");
+            String left = owner.inspect(outcome.id()).orElseThrow().state().stored();
             assertThat(left).as("after a crash at " + point).isEqualTo(point.step() == Step.FINISH && point.phase() == CrashPoint.Phase.AFTER
                     ? "done" : "applied");
 
@@ -169,7 +169,7 @@ class BackgroundFinishTest {
         owner.close();
 
         assertThat(held.get()).as("the finisher was held, then went through the release again").isGreaterThanOrEqualTo(2);
-        Document tx = owner.inspect(outcome.id()).orElseThrow();
+        Document tx = owner.inspect(outcome.id()).orElseThrow().document();
         assertThat(tx.getString("state")).isEqualTo("done");
         assertThat(tx.getLong("epoch")).as("finished by its owner, not taken over").isEqualTo(1L);
         // The extension checks: no marker left, total kept.

@@ -1,11 +1,13 @@
 package io.mongo2pc.bank;
 
+import io.mongo2pc.CancelResult;
 import io.mongo2pc.CrashHook;
 import io.mongo2pc.CrashPoint;
 import io.mongo2pc.CrashPoint.Step;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -69,7 +71,7 @@ class CancelPathsTest {
     }
 
     private Document stored(Object txId) {
-        return manager.inspect(txId).orElseThrow();
+        return manager.inspect(txId).orElseThrow().document();
     }
 
     private Object onlyTransactionId() {
@@ -167,12 +169,15 @@ class CancelPathsTest {
         Object id = bank.submit("A", "B", 100L);
 
         // when
-        TransactionOutcome outcome = manager.cancel(id, "customer changed their mind");
+        CancelResult result = manager.cancel(id, "customer changed their mind");
 
         // then
-        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
-        assertThat(outcome.reason()).isEqualTo("customer changed their mind");
-        assertThat(stored(id)).containsEntry("state", "canceled").containsEntry("reason", "customer changed their mind");
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.CANCELED);
+        assertThat(result.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(result.reason()).isEqualTo("customer changed their mind");
+        assertThat(result.reasonCode()).isEqualTo(ReasonCode.CANCELED_BY_OPERATOR);
+        assertThat(stored(id)).containsEntry("state", "canceled").containsEntry("reason", "customer changed their mind")
+                .containsEntry("code", "CANCELED_BY_OPERATOR");
         assertThat(manager.claimAndRun()).isEmpty();
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("B")).isEqualTo(1000L);
@@ -189,11 +194,13 @@ class CancelPathsTest {
 
         // when: another instance (same lease setting) cancels it
         TransactionManager operator = newManager("operator", Duration.ofMillis(200), CrashHook.NONE);
-        TransactionOutcome outcome = operator.cancel(id, "operator");
+        CancelResult result = operator.cancel(id, "operator");
 
         // then
-        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.CANCELED);
+        assertThat(result.state()).isEqualTo(TransactionState.CANCELED);
         assertThat(stored(id)).containsEntry("state", "canceled").containsEntry("reason", "operator")
+                .containsEntry("code", "CANCELED_BY_OPERATOR")
                 .containsEntry("epoch", 2L).containsEntry("application", "operator");
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("B")).isEqualTo(1000L);
@@ -206,10 +213,13 @@ class CancelPathsTest {
         assertThatThrownBy(() -> new Bank(owner).transfer("A", "B", 100L)).isInstanceOf(Crash.class);
         Object id = onlyTransactionId();
 
-        // when / then
-        assertThatThrownBy(() -> manager.cancel(id, "operator"))
-                .isInstanceOf(TransactionException.class).isNotInstanceOf(InvalidTransactionException.class)
-                .hasMessageContaining("pending").hasMessageContaining("owned by").hasMessageContaining("lease");
+        // when
+        CancelResult result = manager.cancel(id, "operator");
+
+        // then
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.OWNER_ALIVE);
+        assertThat(result.reason()).contains("pending").contains("owned by").contains("lease");
+        assertThat(result.leaseEnds()).isAfter(manager.serverTime().plusSeconds(20));
         assertThat(stored(id)).containsEntry("state", "pending").containsEntry("epoch", 1L);
         assertThat(balance("A")).isEqualTo(900L);
 
@@ -227,9 +237,13 @@ class CancelPathsTest {
         assertThatThrownBy(() -> new Bank(owner).transfer("A", "B", 100L)).isInstanceOf(Crash.class);
         Object id = onlyTransactionId();
 
-        // when / then
-        assertThatThrownBy(() -> manager.cancel(id, "too late"))
-                .isInstanceOf(TransactionException.class).hasMessageContaining("applied").hasMessageContaining("commit point");
+        // when
+        CancelResult result = manager.cancel(id, "too late");
+
+        // then
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.ROLLED_FORWARD);
+        assertThat(result.state()).isEqualTo(TransactionState.APPLIED);
+        assertThat(result.reason()).contains("applied").contains("commit point");
         assertThat(stored(id)).containsEntry("state", "applied");
 
         mongo.expireLeases(mongo.database());
@@ -242,26 +256,32 @@ class CancelPathsTest {
     void cancel_doneTransaction_isRefused() {
         TransactionOutcome done = bank.transfer("A", "B", 100L);
 
-        assertThatThrownBy(() -> manager.cancel(done.id(), "too late"))
-                .isInstanceOf(TransactionException.class).hasMessageContaining("done").hasMessageContaining("commit point");
+        CancelResult result = manager.cancel(done.id(), "too late");
+
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.ROLLED_FORWARD);
+        assertThat(result.state()).isEqualTo(TransactionState.DONE);
         assertThat(stored(done.id())).containsEntry("state", "done");
         assertThat(balance("A")).isEqualTo(900L);
     }
 
     @Test
-    void cancel_unknownId_isInvalid() {
-        assertThatThrownBy(() -> manager.cancel("no-such-transaction", "x"))
-                .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("no transaction with id no-such-transaction");
+    void cancel_unknownId_saysNotFound() {
+        CancelResult result = manager.cancel("no-such-transaction", "x");
+
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.NOT_FOUND);
+        assertThat(result.reason()).contains("no transaction with id no-such-transaction");
     }
 
     @Test
     void cancel_alreadyCanceled_returnsTheFirstReason() {
         TransactionOutcome canceled = bank.transfer("A", "B", 5000L);
 
-        TransactionOutcome again = manager.cancel(canceled.id(), "second");
+        CancelResult again = manager.cancel(canceled.id(), "second");
 
+        assertThat(again.kind()).isEqualTo(CancelResult.Kind.ALREADY_CANCELED);
         assertThat(again.state()).isEqualTo(TransactionState.CANCELED);
         assertThat(again.reason()).isEqualTo(canceled.reason());
+        assertThat(again.reasonCode()).isEqualTo(ReasonCode.INSUFFICIENT_FUNDS).isEqualTo(canceled.reasonCode());
     }
 
     @Test
@@ -278,11 +298,13 @@ class CancelPathsTest {
         Thread.sleep(300);
 
         // when
-        TransactionOutcome outcome = newManager("operator", Duration.ofMillis(100), CrashHook.NONE).cancel(id, "operator");
+        CancelResult result = newManager("operator", Duration.ofMillis(100), CrashHook.NONE).cancel(id, "operator");
 
         // then: canceled, with the reason the owner recorded
-        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
-        assertThat(outcome.reason()).contains("guard");
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.CANCELED);
+        assertThat(result.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(result.reason()).contains("guard");
+        assertThat(result.reasonCode()).isEqualTo(ReasonCode.GUARD_FAILED);
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("RICH")).isEqualTo(Long.MAX_VALUE);
     }
@@ -299,10 +321,10 @@ class CancelPathsTest {
         assertThatThrownBy(() -> new Bank(owner).transfer("A", "B", 100L)).isInstanceOf(Crash.class);
         Thread.sleep(300);
 
-        TransactionOutcome outcome = newManager("operator", Duration.ofMillis(100), CrashHook.NONE).cancel(seen.get(), null);
+        CancelResult result = newManager("operator", Duration.ofMillis(100), CrashHook.NONE).cancel(seen.get(), null);
 
-        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
-        assertThat(outcome.reason()).isEqualTo("canceled by request");
+        assertThat(result.kind()).isEqualTo(CancelResult.Kind.CANCELED);
+        assertThat(result.reason()).isEqualTo("canceled by request");
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("B")).isEqualTo(1000L);
     }
@@ -339,7 +361,7 @@ class CancelPathsTest {
         // then
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
         assertThat(outcome.reason()).contains("B");
-        assertThat(Amounts.toBigDecimal(bank.accounts().find(new Document("_id", "A")).first().get("balance"))).isEqualByComparingTo("1000");
+        assertThat(io.mongo2pc.Numbers.exact((Number) bank.accounts().find(new Document("_id", "A")).first().get("balance"))).isEqualByComparingTo("1000");
         bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", 1000L)));
         mongo.invariants().expectTotal(mongo.database(), 2000L);
     }
@@ -363,7 +385,7 @@ class CancelPathsTest {
         // then: both handled in one pass: the poisoned one canceled (A refunded), the other rolled forward
         assertThat(report.rolledForward()).isEqualTo(1);
         assertThat(report.canceled()).isEqualTo(1);
-        assertThat(Amounts.toBigDecimal(bank.accounts().find(new Document("_id", "A")).first().get("balance"))).isEqualByComparingTo("1100");
+        assertThat(io.mongo2pc.Numbers.exact((Number) bank.accounts().find(new Document("_id", "A")).first().get("balance"))).isEqualByComparingTo("1100");
         assertThat(balance("C")).isEqualTo(900L);
         bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", 1000L)));
     }

@@ -1,5 +1,7 @@
 package io.mongo2pc.bank;
 
+import io.mongo2pc.CrashPoint;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
@@ -49,6 +51,7 @@ class PaymentsTest {
 
         assertThat(second.state()).isEqualTo(TransactionState.CANCELED);
         assertThat(second.reason()).contains("o1");
+        assertThat(second.reasonCode()).isEqualTo(ReasonCode.GUARD_FAILED);
         assertThat(balance()).isEqualTo(70L);
         assertThat(db().getCollection("payments").countDocuments()).isEqualTo(1);
         mongo.invariants().expectTotal(mongo.database(), 70L);
@@ -62,9 +65,56 @@ class PaymentsTest {
 
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
         assertThat(outcome.reason()).contains("alice");
+        assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.INSUFFICIENT_FUNDS);
         assertThat(db().getCollection("orders").find(new Document("_id", "o2")).first().getString("state")).isEqualTo("UnPaid");
         assertThat(db().getCollection("payments").countDocuments()).isZero();
         assertThat(balance()).isEqualTo(100L);
+    }
+
+    @Test
+    void pay_unknownOrder_isCanceledWithDocumentMissing_notRefusedAsBadInput() {
+        // Regression (found by an independent check): an unknown order was an
+        // InvalidTransactionException thrown before any transaction, unlike every other refusal.
+        TransactionOutcome outcome = payments.pay("no-such-order", "alice");
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.DOCUMENT_MISSING);
+        assertThat(outcome.reason()).contains("no-such-order");
+        assertThat(manager.inspect(outcome.id()).orElseThrow().reasonCode()).isEqualTo(ReasonCode.DOCUMENT_MISSING);
+        assertThat(db().getCollection("orders").find(new Document("_id", "no-such-order")).first()).isNull();
+        assertThat(db().getCollection("payments").countDocuments()).isZero();
+        assertThat(balance()).isEqualTo(100L);
+    }
+
+    @Test
+    void pay_orderCreatedJustAfterItWasReadMissing_isNotPaidWithoutItsDebit() {
+        // The order is read only for its total; the transaction's guard decides. An order that
+        // appears between that read and the transaction must not end up Paid without a debit.
+        java.util.concurrent.atomic.AtomicBoolean create = new java.util.concurrent.atomic.AtomicBoolean(true);
+        TransactionManager racing = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+                .database(mongo.database()).crashHook((point, id) -> {
+                    if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1)) && create.getAndSet(false)) {
+                        payments.createOrder("o3", 30L);
+                    }
+                })).build();
+
+        TransactionOutcome outcome = new Payments(racing).pay("o3", "alice");
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.GUARD_FAILED);
+        assertThat(db().getCollection("orders").find(new Document("_id", "o3")).first().getString("state")).isEqualTo("UnPaid");
+        assertThat(balance()).isEqualTo(100L);
+    }
+
+    @Test
+    void pay_sameTransactionIdTwice_paysOnce() {
+        TransactionOutcome first = payments.pay("checkout-7", "o1", "alice", null);
+        TransactionOutcome again = payments.pay("checkout-7", "o1", "alice", null);
+
+        assertThat(first.state()).isEqualTo(TransactionState.DONE);
+        assertThat(again).isEqualTo(first);
+        assertThat(balance()).isEqualTo(70L);
+        mongo.invariants().expectTotal(mongo.database(), 70L);
     }
 
     private com.mongodb.client.MongoDatabase db() {

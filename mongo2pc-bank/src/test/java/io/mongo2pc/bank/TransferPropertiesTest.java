@@ -153,7 +153,7 @@ class TransferPropertiesTest {
                 boolean crashed = false;
                 try {
                     TransactionOutcome outcome = owner.transfer(from, to, t.amount());
-                    assertThat(recoverer.inspect(outcome.id()).orElseThrow().getString("state")).isEqualTo(outcome.state().stored());
+                    assertThat(recoverer.inspect(outcome.id()).orElseThrow().state()).isEqualTo(outcome.state());
                 } catch (Crash crash) {
                     crashed = true;
                 }

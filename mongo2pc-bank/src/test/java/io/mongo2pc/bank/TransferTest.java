@@ -1,6 +1,7 @@
 package io.mongo2pc.bank;
 
 import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
@@ -38,7 +39,7 @@ class TransferTest {
         assertThat(bank.accounts().find(new Document("_id", "A")).first())
                 .containsEntry("balance", 900L).containsEntry("pendingTransactions", java.util.List.of());
         assertThat(bank.accounts().find(new Document("_id", "B")).first()).containsEntry("balance", 1100L);
-        Document tx = manager.inspect(outcome.id()).orElseThrow();
+        Document tx = manager.inspect(outcome.id()).orElseThrow().document();
         assertThat(tx).containsEntry("source", "A").containsEntry("destination", "B").containsEntry("value", 100L)
                 .containsEntry("state", "done").containsKey("lastModified");
     }
@@ -49,6 +50,8 @@ class TransferTest {
 
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
         assertThat(outcome.reason()).contains("guard").contains("A");
+        assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.INSUFFICIENT_FUNDS);
+        assertThat(manager.inspect(outcome.id()).orElseThrow().document()).containsEntry("code", "INSUFFICIENT_FUNDS");
         assertThat(bank.accounts().find(new Document("_id", "A")).first()).containsEntry("balance", 1000L);
         assertThat(bank.accounts().find(new Document("_id", "B")).first()).containsEntry("balance", 1000L);
     }
@@ -70,5 +73,28 @@ class TransferTest {
         assertThatThrownBy(() -> bank.transfer("A", "Z", 10L))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("Z does not exist");
         assertThat(manager.transactions().countDocuments()).isZero();
+    }
+
+    @Test
+    void transfer_sameIdTwice_movesTheMoneyOnce() {
+        TransactionOutcome first = bank.transfer("t-1", "A", "B", 100L);
+        TransactionOutcome again = bank.transfer("t-1", "A", "B", 100L);
+
+        assertThat(again).isEqualTo(first);
+        assertThat(first.id()).isEqualTo("t-1");
+        assertThat(bank.accounts().find(new Document("_id", "A")).first()).containsEntry("balance", 900L);
+        assertThatThrownBy(() -> bank.transfer("t-1", "A", "B", 200L))
+                .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("already used");
+    }
+
+    @Test
+    void submit_sameIdTwice_queuesOnce() {
+        assertThat(bank.submit("q-1", "A", "B", 100L)).isEqualTo("q-1");
+        assertThat(bank.submit("q-1", "A", "B", 100L)).isEqualTo("q-1");
+
+        assertThat(manager.transactions().countDocuments()).isEqualTo(1);
+        assertThat(manager.claimAndRun()).hasValueSatisfying(o -> assertThat(o.isDone()).isTrue());
+        assertThat(manager.claimAndRun()).isEmpty();
+        assertThat(bank.accounts().find(new Document("_id", "B")).first()).containsEntry("balance", 1100L);
     }
 }

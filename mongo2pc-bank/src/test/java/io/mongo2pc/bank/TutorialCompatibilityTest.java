@@ -134,7 +134,7 @@ class TutorialCompatibilityTest {
     }
 
     private static BigDecimal decimal(Object number) {
-        return Amounts.toBigDecimal(number);
+        return io.mongo2pc.Numbers.exact((Number) number);
     }
 
     private void writeAccount(String id, Object balance, Object marker) {

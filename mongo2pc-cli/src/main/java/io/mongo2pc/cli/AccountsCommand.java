@@ -79,10 +79,7 @@ final class AccountsCommand implements Runnable {
             try (Session session = open()) {
                 accounts = session.bank().list();
             }
-            BigDecimal total = BigDecimal.ZERO;
-            for (Bank.Account a : accounts) {
-                total = total.add(Money.of(a.balance()));
-            }
+            BigDecimal total = Bank.total(accounts);
             if (json) {
                 ObjectNode node = Json.object();
                 ArrayNode list = node.putArray("accounts");

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
@@ -211,7 +212,7 @@ final class BenchCommand extends BaseCommand {
 
             BigDecimal finalTotal = BigDecimal.ZERO;
             for (Document account : accountsColl.find().projection(new Document("balance", 1))) {
-                finalTotal = finalTotal.add(Money.of((Number) account.get("balance")));
+                finalTotal = finalTotal.add(Numbers.exact((Number) account.get("balance")));
             }
             long operations = committed.get() + canceled.get();
             long allOperations = operations + warmOps.get();

@@ -1,9 +1,7 @@
 package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.mongo2pc.InvalidTransactionException;
-import io.mongo2pc.TransactionException;
-import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.CancelResult;
 import org.bson.Document;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -21,7 +19,7 @@ final class CancelCommand extends BaseCommand {
             description = "stored as the transaction's reason")
     String reason;
 
-    @Option(names = "--json", description = "print {\"id\",\"state\",\"reason\"}")
+    @Option(names = "--json", description = "print {\"id\",\"state\",\"reason\",\"code\",\"alreadyCanceled\"}")
     boolean json;
 
     @Override
@@ -31,26 +29,27 @@ final class CancelCommand extends BaseCommand {
 
     @Override
     int run() {
-        TransactionOutcome outcome;
+        CancelResult result;
         try (Session session = open()) {
             Document doc = InspectCommand.find(session.manager(), id).orElseThrow(() -> CliException.badInput(
                     "no transaction with id " + id + " in " + session.database() + "."
                             + session.manager().settings().transactionsCollection()));
-            try {
-                outcome = session.manager().cancel(doc.get("_id"), reason);
-            } catch (InvalidTransactionException e) {
-                throw e;
-            } catch (TransactionException e) {
-                throw new CliException(ExitCodes.CANCELED, "cannot cancel: " + e.getMessage(), e);
-            }
+            result = session.manager().cancel(doc.get("_id"), reason);
         }
-        Object printable = TransactionIds.printable(outcome.id());
+        switch (result.kind()) {
+            case NOT_FOUND -> throw CliException.badInput(result.reason());
+            case OWNER_ALIVE, ROLLED_FORWARD -> throw new CliException(ExitCodes.CANCELED, "cannot cancel: " + result.reason());
+            default -> { }
+        }
+        Object printable = TransactionIds.printable(result.id());
+        boolean before = result.kind() == CancelResult.Kind.ALREADY_CANCELED;
         if (json) {
-            ObjectNode node = Json.outcome(printable, outcome);
+            ObjectNode node = Json.outcome(printable, result.state(), result.reason(), result.reasonCode());
+            node.put("alreadyCanceled", before);
             printJson(node);
         } else {
-            say("transaction " + printable + " " + outcome.state().stored() + ": " + outcome.reason());
+            say("transaction " + printable + (before ? " was already canceled: " : " canceled: ") + result.reason());
         }
-        return outcome.isCanceled() ? ExitCodes.OK : ExitCodes.CANCELED;
+        return ExitCodes.OK;
     }
 }

@@ -10,6 +10,7 @@ import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.TransactionView;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.bank.Payments;
 import org.bson.Document;
@@ -105,7 +106,7 @@ final class DemoCommand extends BaseCommand {
             Bank tellerBank = new Bank(teller);
             TransactionOutcome first = tellerBank.transfer(ids.get(0), ids.get(1), 100L);
             say("transaction " + printable(first.id()) + " is " + first.state().stored() + "; its document:");
-            say("  " + brief(teller.inspect(first.id()).orElseThrow()));
+            say("  " + brief(teller.inspect(first.id()).orElseThrow().document()));
             say("accounts after it (no marker left: pendingTransactions is empty again):");
             for (String id : ids.subList(0, 2)) {
                 say("  " + bank.accounts().find(new Document("_id", id)).first().toJson());
@@ -199,7 +200,7 @@ final class DemoCommand extends BaseCommand {
             }
             say("left half-done:");
             for (Map.Entry<Object, Crash> e : crashed.entrySet()) {
-                Document tx = teller.inspect(e.getKey()).orElseThrow();
+                Document tx = teller.inspect(e.getKey()).orElseThrow().document();
                 say(String.format("  transaction %s %s -> %s %d: state %s, owner %s", printable(e.getKey()),
                         tx.get("source"), tx.get("destination"), ((Number) tx.get("value")).longValue(),
                         tx.get("state"), tx.get("owner")));
@@ -229,7 +230,7 @@ final class DemoCommand extends BaseCommand {
             say("recovery: " + total.rolledForward() + " rolled forward, " + total.canceled() + " canceled, "
                     + total.skipped() + " skipped");
             for (Object id : crashed.keySet()) {
-                Document tx = teller.inspect(id).orElseThrow();
+                Document tx = teller.inspect(id).orElseThrow().document();
                 say(String.format("  transaction %s: %s (epoch %s, finished by %s)%s", printable(id), tx.get("state"),
                         tx.get("epoch"), tx.get("owner"), tx.get("reason") == null ? "" : ", reason: " + tx.get("reason")));
             }
@@ -262,10 +263,7 @@ final class DemoCommand extends BaseCommand {
             // 8. Verification ---------------------------------------------------------------------
             heading("8. Verification");
             printAccounts(bank, withShop);
-            BigDecimal demoNow = BigDecimal.ZERO;
-            for (Bank.Account a : accounts(bank, withShop)) {
-                demoNow = demoNow.add(Money.of(a.balance()));
-            }
+            BigDecimal demoNow = Bank.total(accounts(bank, withShop));
             Bank.Verification v = bank.verify(expectedTotal);
             boolean ok = v.ok() && demoNow.compareTo(demoTotal) == 0;
             say("demo accounts: total " + demoNow.toPlainString() + " (opened with " + demoTotal.toPlainString() + ")");
@@ -299,8 +297,8 @@ final class DemoCommand extends BaseCommand {
 
     private static boolean allTerminal(TransactionManager manager, Iterable<Object> ids) {
         for (Object id : ids) {
-            Optional<Document> tx = manager.inspect(id);
-            if (tx.isPresent() && TransactionState.parse(tx.get().getString("state")).map(s -> !s.isTerminal()).orElse(true)) {
+            Optional<TransactionView> tx = manager.inspect(id);
+            if (tx.isPresent() && !tx.get().isTerminal()) {
                 return false;
             }
         }
@@ -319,15 +317,14 @@ final class DemoCommand extends BaseCommand {
 
     private void printAccounts(Bank bank, List<String> ids) {
         StringBuilder line = new StringBuilder("  balances:");
-        BigDecimal total = BigDecimal.ZERO;
-        for (Bank.Account a : accounts(bank, ids)) {
+        List<Bank.Account> accounts = accounts(bank, ids);
+        for (Bank.Account a : accounts) {
             line.append(' ').append(a.id()).append('=').append(a.balance());
             if (!a.pending().isEmpty()) {
                 line.append("(+").append(a.pending().size()).append(" marker)");
             }
-            total = total.add(Money.of(a.balance()));
         }
-        say(line.append("  total=").append(total.toPlainString()).toString());
+        say(line.append("  total=").append(Bank.total(accounts).toPlainString()).toString());
     }
 
     private String brief(Document tx) {

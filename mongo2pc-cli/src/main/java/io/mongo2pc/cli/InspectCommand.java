@@ -1,6 +1,7 @@
 package io.mongo2pc.cli;
 
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionView;
 import org.bson.Document;
 import org.bson.json.JsonWriterSettings;
 import picocli.CommandLine.Command;
@@ -43,9 +44,9 @@ final class InspectCommand extends BaseCommand {
     /** The stored document of the transaction typed as {@code text} on the command line. */
     static Optional<Document> find(TransactionManager manager, String text) {
         for (Object candidate : TransactionIds.candidates(text)) {
-            Optional<Document> doc = manager.inspect(candidate);
-            if (doc.isPresent()) {
-                return doc;
+            Optional<TransactionView> view = manager.inspect(candidate);
+            if (view.isPresent()) {
+                return Optional.of(view.get().document());
             }
         }
         return Optional.empty();

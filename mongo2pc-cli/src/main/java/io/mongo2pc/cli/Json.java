@@ -8,7 +8,10 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.DecimalNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.Numbers;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
 import org.bson.BsonValue;
 import org.bson.types.Binary;
 import org.bson.types.Decimal128;
@@ -37,12 +40,18 @@ final class Json {
         return NODES.objectNode();
     }
 
-    /** The contract's {"id","state","reason"} of a transaction's outcome; {@code id} as printed. */
+    /** The contract's {"id","state","reason","code"} of a transaction's outcome; {@code id} as printed. */
     static ObjectNode outcome(Object id, TransactionOutcome outcome) {
+        return outcome(id, outcome.state(), outcome.reason(), outcome.reasonCode());
+    }
+
+    /** {"id","state","reason","code"}: {@code code} is the reason's {@link ReasonCode}, null when there is none. */
+    static ObjectNode outcome(Object id, TransactionState state, String reason, ReasonCode code) {
         ObjectNode node = object();
         node.set("id", value(id));
-        node.put("state", outcome.state().stored());
-        node.put("reason", outcome.reason());
+        node.put("state", state == null ? null : state.stored());
+        node.put("reason", reason);
+        node.put("code", code == null ? null : code.name());
         return node;
     }
 
@@ -79,7 +88,7 @@ final class Json {
             return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : NODES.numberNode(d);
         }
         if (v instanceof Decimal128 d) {
-            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : DecimalNode.valueOf(new BigDecimal(d.toString())); // bigDecimalValue() throws on a negative zero
+            return Numbers.isFinite(d) ? DecimalNode.valueOf(Numbers.exact(d)) : NODES.textNode(d.toString());
         }
         if (v instanceof BigDecimal b) {
             return DecimalNode.valueOf(b);

@@ -22,7 +22,7 @@ final class RecoverCommand extends BaseCommand {
             description = "another MongoDB that operations of generic transactions reach (repeatable)")
     Map<String, String> targets = new LinkedHashMap<>();
 
-    @Option(names = "--json", description = "print {\"rolledForward\",\"canceled\",\"skipped\"}")
+    @Option(names = "--json", description = "print {\"rolledForward\",\"canceled\",\"skipped\",\"failed\",\"notStale\",\"lateInsertsRemoved\"}")
     boolean json;
 
     @Override
@@ -42,10 +42,18 @@ final class RecoverCommand extends BaseCommand {
             node.put("rolledForward", report.rolledForward());
             node.put("canceled", report.canceled());
             node.put("skipped", report.skipped());
+            node.put("failed", report.failed());
+            node.put("notStale", report.notStale().size());
+            node.put("lateInsertsRemoved", report.lateInsertsRemoved());
             printJson(node);
         } else {
             say("recovery: " + report.rolledForward() + " rolled forward, " + report.canceled() + " canceled, "
-                    + report.skipped() + " skipped");
+                    + report.skipped() + " skipped (" + report.notStale().size() + " not stale yet, " + report.failed()
+                    + " failed)" + (report.lateInsertsRemoved() == 0 ? ""
+                    : ", " + report.lateInsertsRemoved() + " documents left by late inserts removed"));
+            for (RecoveryReport.NotStale waiting : report.notStale()) {
+                say("  " + TransactionIds.printable(waiting.id()) + ": its owner's lease runs until " + waiting.leaseEnds());
+            }
         }
         return ExitCodes.OK;
     }

@@ -115,9 +115,10 @@ class CommandsTest {
         CliRunner.Result r = cli.run("transfer", "A", "B", "100", "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.keys()).contains("id", "state", "reason");
+        assertThat(r.keys()).contains("id", "state", "reason", "code");
         assertThat(r.json().get("state").asText()).isEqualTo("done");
         assertThat(r.json().get("reason").isNull()).isTrue();
+        assertThat(r.json().get("code").isNull()).isTrue();
         assertThat(balance("A")).isEqualTo(900);
         assertThat(balance("B")).isEqualTo(1100);
         Document tx = db().getCollection("transactions").find(new Document("_id", new ObjectId(r.json().get("id").asText()))).first();
@@ -134,6 +135,7 @@ class CommandsTest {
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
         assertThat(r.json().get("state").asText()).isEqualTo("canceled");
         assertThat(r.json().get("reason").asText()).contains("A");
+        assertThat(r.json().get("code").asText()).isEqualTo("INSUFFICIENT_FUNDS");
         assertThat(r.err()).contains("canceled");
         assertThat(balance("A")).isEqualTo(100);
         assertThat(balance("B")).isZero();
@@ -318,7 +320,8 @@ class CommandsTest {
         CliRunner.Result r = cli.run("recover", "--older-than", "0s", "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.keys()).containsExactly("rolledForward", "canceled", "skipped");
+        assertThat(r.keys()).containsExactly("rolledForward", "canceled", "skipped", "failed", "notStale", "lateInsertsRemoved");
+        assertThat(r.json().get("failed").asInt()).isZero();
         assertThat(r.json().get("rolledForward").asInt()).isEqualTo(1);
         assertThat(balance("A")).isEqualTo(900);
         assertThat(balance("B")).isEqualTo(1100);
@@ -334,6 +337,11 @@ class CommandsTest {
         CliRunner.Result canceled = cli.run("cancel", queued, "--json");
         assertThat(canceled.exitCode()).as(canceled.toString()).isZero();
         assertThat(canceled.json().get("state").asText()).isEqualTo("canceled");
+        assertThat(canceled.json().get("code").asText()).isEqualTo("CANCELED_BY_OPERATOR");
+        assertThat(canceled.json().get("alreadyCanceled").asBoolean()).isFalse();
+        CliRunner.Result again = cli.run("cancel", queued, "--json");
+        assertThat(again.exitCode()).as(again.toString()).isZero();
+        assertThat(again.json().get("alreadyCanceled").asBoolean()).isTrue();
         assertThat(cli.run("cancel", done.json().get("id").asText()).exitCode()).isEqualTo(3);
         assertThat(cli.run("cancel", new ObjectId().toHexString()).exitCode()).isEqualTo(2);
         assertThat(cli.run("inspect", "nope").exitCode()).isEqualTo(2);

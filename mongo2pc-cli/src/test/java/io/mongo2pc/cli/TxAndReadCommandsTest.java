@@ -69,7 +69,7 @@ class TxAndReadCommandsTest {
         CliRunner.Result r = cli.run("tx", file(payment(30)).toString(), "--target", "shop=" + shop.uri(), "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.keys()).containsExactly("id", "state", "reason");
+        assertThat(r.keys()).containsExactly("id", "state", "reason", "code");
         assertThat(r.json().get("state").asText()).isEqualTo("done");
         assertThat(shopDatabase().getCollection("orders").find().first().getString("state")).isEqualTo("Paid");
         assertThat(shopDatabase().getCollection("payments").countDocuments()).isEqualTo(1);
@@ -84,6 +84,7 @@ class TxAndReadCommandsTest {
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
         assertThat(r.json().get("state").asText()).isEqualTo("canceled");
         assertThat(r.json().get("reason").asText()).contains("guard");
+        assertThat(r.json().get("code").asText()).isEqualTo("INSUFFICIENT_FUNDS");
         assertThat(shopDatabase().getCollection("orders").find().first().getString("state")).isEqualTo("UnPaid");
         assertThat(shopDatabase().getCollection("payments").countDocuments()).isZero();
         assertThat(shopDatabase().getCollection("carts").countDocuments()).isEqualTo(1);

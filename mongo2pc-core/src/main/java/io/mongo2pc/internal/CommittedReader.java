@@ -3,13 +3,12 @@ package io.mongo2pc.internal;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
-import org.bson.types.Decimal128;
 
-import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,7 +22,9 @@ import java.util.function.Function;
  * committed (before {@code applied}) nor of one that was canceled. A document taken by a
  * transaction is resolved by that transaction's state: committed shows it, otherwise its
  * before-image (update), nothing (insert) or the document (delete); increments of transactions
- * not committed are subtracted again. {@link #readAll} reads several documents as one cut.
+ * not committed are subtracted again. Numbers come in one type per scale ({@link Numbers#normalized}:
+ * whole numbers as Long, Decimal128 as BigDecimal). {@link ConsistentCut} reads several documents
+ * as one cut.
  * Thread-safe.
  */
 final class CommittedReader {
@@ -58,71 +59,21 @@ final class CommittedReader {
         }
     }
 
-    /**
-     * Several documents as of one moment: read them, read the transactions they name, read them
-     * again; if none changed in between, each held its value while those transactions were read,
-     * so resolving them together gives one consistent cut (no fractured read of a transaction
-     * that committed meanwhile). Retried while writers move them; the one limit is a document
-     * changed and changed back to the same content between the two reads.
-     */
-    List<Optional<Document>> readAll(List<DocumentRef> refs, int attempts) {
-        for (int attempt = 0; attempt < attempts; attempt++) {
-            List<Document> first = new ArrayList<>();
-            refs.forEach(ref -> first.add(raw(ref)));
-            Map<Object, Document> transactions = new HashMap<>();
-            for (Document doc : first) {
-                for (Object id : referenced(doc)) {
-                    transactions.computeIfAbsent(id, store::find);
-                }
-            }
-            List<Document> second = new ArrayList<>();
-            refs.forEach(ref -> second.add(raw(ref)));
-            if (first.equals(second)) {
-                List<Optional<Document>> views = new ArrayList<>();
-                for (int i = 0; i < refs.size(); i++) {
-                    Document doc = first.get(i);
-                    views.add(doc == null ? Optional.empty() : resolve(refs.get(i), doc, transactions::get));
-                }
-                return views;
-            }
-            try {
-                Thread.sleep(Math.min(50, 1L << attempt));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
-        throw new TransactionException("could not read " + refs.size() + " documents at one moment in "
-                + attempts + " attempts: writers keep changing them", null, null);
-    }
-
     private Document raw(DocumentRef ref) {
         return targets.collection(ref).find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
     }
 
-    /** The transactions a stored document names: its lock's and its markers'. */
-    private static List<Object> referenced(Document doc) {
-        List<Object> ids = new ArrayList<>();
-        if (doc == null) {
-            return ids;
-        }
-        Document lock = doc.get(Fields.LOCK, Document.class);
-        if (lock != null && lock.get("tx") != null) {
-            ids.add(lock.get("tx"));
-        }
-        if (doc.get(Fields.MARKERS) instanceof List<?> markers) {
-            ids.addAll(markers);
-        }
-        return ids;
-    }
-
-    private Optional<Document> resolve(DocumentRef ref, Document doc, Function<Object, Document> transaction) {
+    /**
+     * {@code doc} as of the last committed transaction, judging each transaction it names by the
+     * document {@code transaction} returns for its id (its state and operations).
+     */
+    Optional<Document> resolve(DocumentRef ref, Document doc, Function<Object, Document> transaction) {
         Document view = new Document(doc);
         view.remove(Fields.LOCK);
         Document lock = doc.get(Fields.LOCK, Document.class);
         Object lockTx = lock == null ? null : lock.get("tx");
         if (lock != null) {
-            if (Participants.isLateInsert(doc)) {
+            if (Inserts.isLate(doc)) {
                 return Optional.empty();
             }
             boolean committed = isCommitted(known(ref, lockTx, transaction));
@@ -144,12 +95,20 @@ final class CommittedReader {
                 }
                 Document tx = known(ref, marker, transaction);
                 if (!isCommitted(tx)) {
-                    subtractIncrement(view, ref, operationsOf.apply(tx));
+                    Document increments = Increments.of(operationsOf.apply(tx), ref);
+                    if (increments != null) {
+                        Increments.add(view, increments, -1);
+                    }
                 }
             }
             view.put(Fields.MARKERS, new ArrayList<>());
         }
-        return Optional.of(view);
+        // every number in the one type of its scale, at any depth; an id is not an amount: as stored
+        Document normalized = (Document) Increments.copy(view, Numbers::normalized);
+        if (view.containsKey(Fields.ID)) {
+            normalized.put(Fields.ID, view.get(Fields.ID));
+        }
+        return Optional.of(normalized);
     }
 
     /**
@@ -157,7 +116,7 @@ final class CommittedReader {
      * a coordinator with another transactions collection, or removed while its marker stayed) has
      * a state and operations this reader cannot see: refuse rather than guess.
      */
-    private Document known(DocumentRef ref, Object id, Function<Object, Document> transaction) {
+    Document known(DocumentRef ref, Object id, Function<Object, Document> transaction) {
         Document tx = transaction.apply(id);
         if (tx == null) {
             throw new UnknownTransactionException("cannot read " + ref + " as committed: it names transaction " + id
@@ -169,56 +128,22 @@ final class CommittedReader {
     }
 
     /** A document names a transaction that this reader's transactions collection does not hold. */
-    private static final class UnknownTransactionException extends TransactionException {
+    static final class UnknownTransactionException extends TransactionException {
         UnknownTransactionException(String message, Object transactionId, TransactionState lastKnownState) {
             super(message, transactionId, lastKnownState);
         }
     }
 
-    private static boolean isCommitted(Document transaction) {
+    static boolean isCommitted(Document transaction) {
         if (transaction == null) {
             return false;
         }
-        Object state = transaction.get(Fields.STATE);
+        return isCommitted(transaction.get(Fields.STATE));
+    }
+
+    /** True for a stored state that is past the commit point: applied (committed) or done. */
+    static boolean isCommitted(Object state) {
         return TransactionState.parse(state instanceof String s ? s : null)
                 .map(s -> s == TransactionState.APPLIED || s == TransactionState.DONE).orElse(false);
-    }
-
-    private static void subtractIncrement(Document view, DocumentRef ref, List<Operation> ops) {
-        for (Operation op : ops) {
-            DocumentRef other = op.document();
-            if (op instanceof Operation.Increment inc && other.target().equals(ref.target())
-                    && other.database().equals(ref.database()) && other.collection().equals(ref.collection())
-                    && Participants.sameId(other.id(), ref.id())) {
-                inc.increments().forEach((field, amount) -> {
-                    Object current = view.get(field);
-                    if (current instanceof Number n) {
-                        view.put(field, minus(n, (Number) amount));
-                    }
-                });
-            }
-        }
-    }
-
-    /** {@code a - b}, in the type of {@code a} (Decimal128 if either is). */
-    static Number minus(Number a, Number b) {
-        if (a instanceof Decimal128 || b instanceof Decimal128) {
-            return new Decimal128(toBig(a).subtract(toBig(b)));
-        }
-        if (a instanceof Double || b instanceof Double) {
-            return a.doubleValue() - b.doubleValue();
-        }
-        long result = a.longValue() - b.longValue();
-        return a instanceof Integer && result == (int) result ? (Number) (int) result : (Number) result;
-    }
-
-    private static BigDecimal toBig(Number n) {
-        if (n instanceof Decimal128 d) {
-            return new BigDecimal(d.toString()); // bigDecimalValue() throws on a negative zero
-        }
-        if (n instanceof Double d) {
-            return BigDecimal.valueOf(d);
-        }
-        return BigDecimal.valueOf(n.longValue());
     }
 }

@@ -1,10 +1,13 @@
 package io.mongo2pc.internal;
 
+import com.mongodb.ErrorCategory;
 import com.mongodb.MongoException;
+import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.CancelResult;
 import io.mongo2pc.CrashHook;
 import io.mongo2pc.CrashPoint;
 import io.mongo2pc.CrashPoint.Step;
@@ -13,12 +16,14 @@ import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionCodec;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionMetrics;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.TransactionView;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +40,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -56,9 +60,6 @@ import static io.mongo2pc.TransactionState.PENDING;
  */
 public final class Engine {
     private static final Logger log = LoggerFactory.getLogger(Engine.class);
-    private static final int RECOVERY_BATCH = 500;
-    /** A recovery pass stops after this many transactions in a row failed (the database is failing, not them). */
-    private static final int MAX_RECOVERY_FAILURES_IN_A_ROW = 3;
 
     /** Settings the engine needs, resolved by the public builder. */
     public record Config(Targets targets, String database, String transactionsCollection, String application,
@@ -75,6 +76,7 @@ public final class Engine {
         final long startNanos = System.nanoTime();
         TransactionState state;
         String reason;
+        ReasonCode code;
         /** Server time after which the server refuses this owner's participant writes. */
         Instant deadline;
         long stampedNanos;
@@ -105,6 +107,11 @@ public final class Engine {
     private final ServerClock clock;
     private final Retrier retrier;
     private final CommittedReader committedReader;
+    private final ConsistentCut consistentCut;
+    private final WritesInDoubt writesInDoubt;
+    private final Recovery recovery;
+    private final Cancellation cancellation;
+    private final Outcomes outcomes;
     /** Tokens of this engine's writes: unique, without a call to the (synchronized) SecureRandom per transaction. */
     private final String tokenPrefix = UUID.randomUUID() + "-";
     private final AtomicLong tokens = new AtomicLong();
@@ -138,6 +145,12 @@ public final class Engine {
                 .collection(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection() + "_clock"));
         this.retrier = new Retrier(config.retryTimeout());
         this.committedReader = new CommittedReader(config.targets(), store, this::operationsOf);
+        this.consistentCut = new ConsistentCut(config.targets(), store, committedReader, this::operationsOf);
+        this.writesInDoubt = new WritesInDoubt(config.targets(), store, clock, retrier, config.lease(), config.maxClockSkew(),
+                this::operationsOf);
+        this.recovery = new Recovery(store, clock, retrier, writesInDoubt, this::takeOverAndDrive);
+        this.cancellation = new Cancellation(store, clock, retrier, this::takeOverAndDrive, config.lease(), config.metrics());
+        this.outcomes = new Outcomes(store, clock, retrier, this::operationsOf, this::takeOverAndDrive, config.lease());
         this.transactionWrites = config.targets()
                 .combiner(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
         this.finisher = config.finishInBackground()
@@ -164,9 +177,9 @@ public final class Engine {
         return retrier.call("read committed", null, null, () -> committedReader.read(ref));
     }
 
-    /** Several documents as of one moment of the last committed transactions (see CommittedReader#readAll). */
-    public List<Optional<Document>> readCommitted(List<DocumentRef> refs) {
-        return retrier.call("read committed", null, null, () -> committedReader.readAll(refs, 200));
+    /** Several documents as one consistent cut of the last committed transactions, found within {@code timeout} (see ConsistentCut). */
+    public List<Optional<Document>> readCommitted(List<DocumentRef> refs, Duration timeout) {
+        return retrier.call("read committed", null, null, () -> consistentCut.read(refs, timeout));
     }
 
     /** The document as stored, work in flight and the library's fields included. */
@@ -186,26 +199,42 @@ public final class Engine {
      * {@code fields} are stored beside the protocol's (e.g. a transfer's source, destination,
      * value); {@code storeOps} false leaves the operations to be read back by a codec from them.
      */
-    public TransactionOutcome run(List<Operation> ops, Document fields, boolean storeOps) {
+    public TransactionOutcome run(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         requireOpen();
-        validate(ops, config.maxOperations());
-        Object id = config.ids().get();
+        Object id = idFor(requestedId);
+        validate(ops, config.maxOperations(), id);
         Document doc = newDocument(fields, ops, storeOps, PENDING)
                 .append(Fields.APPLICATION, config.application())
                 .append(Fields.OWNER, config.owner())
                 .append(Fields.EPOCH, 1L)
                 .append(Fields.LEASE_MS, config.lease().toMillis());
         Owned tx = new Owned(id, 1L, ops, PENDING, null);
-        stamped(tx, insert(id, doc));
+        Instant stamp = insert(id, doc);
+        if (stamp == null) {
+            // The id was used before: the same transaction (a retry) ends as the first call's did.
+            return outcomes.ofExisting(id, ops, config.lease().plus(config.retryTimeout()));
+        }
+        stamped(tx, stamp);
         return drive(tx, true);
     }
 
     /** Writes a new {@code initial} transaction for any worker to claim; returns its id. */
-    public Object submit(List<Operation> ops, Document fields, boolean storeOps) {
-        validate(ops, config.maxOperations());
-        Object id = config.ids().get();
-        insert(id, newDocument(fields, ops, storeOps, INITIAL));
+    public Object submit(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
+        Object id = idFor(requestedId);
+        validate(ops, config.maxOperations(), id);
+        if (insert(id, newDocument(fields, ops, storeOps, INITIAL)) == null) {
+            outcomes.requireSame(id, ops);
+        }
         return id;
+    }
+
+    /** The caller's id, checked, or a new one. */
+    private Object idFor(Object requested) {
+        if (requested == null) {
+            return config.ids().get();
+        }
+        DocumentRef.requirePlainId(requested, "transaction id");
+        return requested;
     }
 
     private Document newDocument(Document fields, List<Operation> ops, boolean storeOps, TransactionState state) {
@@ -220,7 +249,7 @@ public final class Engine {
         return doc;
     }
 
-    /** Inserts a new transaction document; returns its lastModified stamp (server time). */
+    /** Inserts a new transaction document; returns its lastModified stamp (server time), or null if the id is taken. */
     private Instant insert(Object id, Document doc) {
         String token = newToken();
         doc.append(Fields.TOKEN, token);
@@ -228,7 +257,7 @@ public final class Engine {
         Document stored = retrier.call("insert", id, null, () -> afterWrite(insertOnce(id, doc), Step.INSERT, -1, id));
         // Our own insert (perhaps retried after a lost acknowledgement) carries our token.
         if (stored == null || !token.equals(stored.get(Fields.TOKEN))) {
-            throw new InvalidTransactionException("a transaction with id " + id + " already exists");
+            return null;
         }
         config.metrics().started();
         return TransactionStore.stamped(stored);
@@ -245,7 +274,14 @@ public final class Engine {
         if (transactionWrites.write(TransactionStore.insertWrite(id, doc))) {
             return new Document(Fields.LAST_MODIFIED, Date.from(sentAfter)).append(Fields.TOKEN, doc.get(Fields.TOKEN));
         }
-        return store.insert(id, doc);
+        try {
+            return store.insert(id, doc);
+        } catch (MongoServerException e) {
+            if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
+                throw e;
+            }
+            return store.find(id); // another caller's upsert of the same id won the race
+        }
     }
 
     /** Claims one queued transaction and drives it; empty if none was waiting. */
@@ -267,7 +303,7 @@ public final class Engine {
         Owned tx;
         try {
             List<Operation> ops = operationsOf(claimed);
-            validate(ops, config.maxOperations());
+            validate(ops, config.maxOperations(), id);
             tx = new Owned(id, 1L, ops, PENDING, null);
             stamped(tx, TransactionStore.stamped(claimed));
         } catch (InvalidTransactionException | IllegalStateException e) {
@@ -275,7 +311,7 @@ public final class Engine {
             tx = new Owned(id, 1L, List.of(), PENDING, null);
             stamped(tx, TransactionStore.stamped(claimed));
             tx.reason = "invalid transaction: " + e.getMessage();
-            move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, tx.reason));
+            move(tx, CANCELING, Step.BEGIN_CANCEL, reasonOf(tx));
         }
         return Optional.of(drive(tx, true));
     }
@@ -298,12 +334,13 @@ public final class Engine {
         while (!tx.state.isTerminal() && !(inBackground && tx.state == APPLIED)) {
             switch (tx.state) {
                 case PENDING -> {
-                    String refusal = applyAll(tx);
+                    Participants.Result refusal = applyAll(tx);
                     if (refusal == null) {
                         move(tx, APPLIED, Step.COMMIT, null);
                     } else {
-                        tx.reason = refusal;
-                        move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, tx.reason));
+                        tx.reason = refusal.reason();
+                        tx.code = refusal.code();
+                        move(tx, CANCELING, Step.BEGIN_CANCEL, reasonOf(tx));
                     }
                 }
                 case APPLIED -> finish(tx);
@@ -338,7 +375,13 @@ public final class Engine {
             }
         }
         counted(tx);
-        return new TransactionOutcome(tx.id, tx.state, tx.reason);
+        return new TransactionOutcome(tx.id, tx.state, tx.reason, tx.code);
+    }
+
+    /** The reason fields of a cancel: the text, and the code when there is one. */
+    private static Document reasonOf(Owned tx) {
+        Document reason = new Document(Fields.REASON, tx.reason);
+        return tx.code == null ? reason : reason.append(Fields.CODE, tx.code.name());
     }
 
     /** Metrics of a transaction this process drove to its end. */
@@ -472,14 +515,14 @@ public final class Engine {
     }
 
     /** Applies every operation; returns null if all are in effect, else why one cannot be. */
-    private String applyAll(Owned tx) {
+    private Participants.Result applyAll(Owned tx) {
         // One by one, in order, never batched: a later write must not be in effect (a credit that
         // others could spend) before an earlier one's guard (the debit's) has held.
         for (int i = 0; i < tx.ops.size(); i++) {
             Operation op = tx.ops.get(i);
             Participants.Result result = participantWrite(tx, Step.APPLY, i, deadline -> participants.apply(op, tx.id, deadline));
             if (result.kind() == Participants.Kind.REFUSED || result.kind() == Participants.Kind.BUSY) {
-                return result.reason();
+                return result;
             }
         }
         return null;
@@ -543,7 +586,8 @@ public final class Engine {
             Instant deadline = tx.deadline;
             hook(CrashPoint.before(step, participant), tx.id);
             Participants.Result result = retrier.call(step.name().toLowerCase(Locale.ROOT), tx.id, tx.state,
-                    () -> afterWrite(settledIfInDoubt(step, deadline, () -> write.apply(deadline)), step, participant, tx.id));
+                    () -> afterWrite(writesInDoubt.settled(step, tx.ops.get(participant), participant, tx.id, deadline,
+                            () -> write.apply(deadline)), step, participant, tx.id));
             switch (result.kind()) {
                 case EXPIRED -> {
                     if (++expired > 3) {
@@ -562,7 +606,7 @@ public final class Engine {
                         config.metrics().conflict();
                         return result;
                     }
-                    sleep(backoffMs);
+                    sleep(backoffMs, tx);
                     backoffMs = Math.min(200, backoffMs * 2);
                 }
                 default -> {
@@ -572,52 +616,13 @@ public final class Engine {
         }
     }
 
-    /**
-     * Runs an apply; if it fails without the server's answer (a network error, a timeout), waits
-     * until its deadline has passed on every server before the failure goes on to be retried. An
-     * apply is idempotent only while its marker is on the document: a copy of it still queued or
-     * running could otherwise take effect a second time after a retry applied it and the release
-     * removed the marker (a double debit). Once the deadline has passed, no copy can match, and the
-     * retry finds the marker (it took effect) or is refused by the deadline and renews the lease.
-     * Undo, release and state changes need no wait: a late copy of one matches nothing.
-     */
-    private Participants.Result settledIfInDoubt(Step step, Instant deadline, Supplier<Participants.Result> write) {
-        try {
-            return write.get();
-        } catch (MongoException e) {
-            if (step == Step.APPLY && Retrier.isInDoubt(e)) {
-                awaitPassedEverywhere(deadline);
-            }
-            throw e;
-        }
-    }
-
-    /** Waits until every server's clock (within maxClockSkew of the coordinator's) is past {@code deadline}. */
-    private void awaitPassedEverywhere(Instant deadline) {
-        Instant target = deadline.plus(config.maxClockSkew()).plusMillis(1);
-        Instant bound = clock.lastBound();
-        long waitNanos = bound == null
-                ? config.lease().plus(config.maxClockSkew()).toNanos() // no reading: the deadline is within a lease of now
-                : Duration.between(bound, target).toNanos();
-        if (waitNanos <= 0) {
-            return;
-        }
-        log.warn("a participant write failed without an answer; waiting {} ms for its deadline to pass before retrying",
-                TimeUnit.NANOSECONDS.toMillis(waitNanos));
-        try {
-            TimeUnit.NANOSECONDS.sleep(waitNanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new OutcomeUnknownException("interrupted while waiting for a write in doubt to expire", null, null, e);
-        }
-    }
-
-    private static void sleep(long millis) {
+    private static void sleep(long millis, Owned tx) {
         try {
             Thread.sleep(millis + ThreadLocalRandom.current().nextLong(millis + 1));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new OutcomeUnknownException("interrupted while waiting for a busy document", null, null, e);
+            throw new OutcomeUnknownException("transaction " + tx.id + ": interrupted while waiting for a busy document",
+                    tx.id, tx.state, e);
         }
     }
 
@@ -688,56 +693,12 @@ public final class Engine {
 
     // ---- recovery --------------------------------------------------------------------------
 
-    /**
-     * One pass over open transactions not modified for {@code olderThan} (judged by the server's
-     * clock): each is taken over (epoch + 1) and driven to its end: {@code pending} and
-     * {@code applied} roll forward, {@code canceling} finishes its undo. A transaction is never
-     * taken over before its owner's own lease has run out, whatever {@code olderThan} says: that is
-     * what fences a paused owner (see {@link Participants}).
-     */
+    /** One recovery pass (see {@link Recovery#recover}). */
     public RecoveryReport recover(Duration olderThan) {
-        Instant now = retrier.call("read clock", null, null, clock::now);
-        List<Document> stale = retrier.call("find stale", null, null,
-                () -> store.stale(List.of(PENDING, APPLIED, CANCELING), now.minus(olderThan), RECOVERY_BATCH));
-        int rolledForward = 0;
-        int canceled = 0;
-        int skipped = 0;
-        int failedInARow = 0;
-        for (Document seen : stale) {
-            Optional<TransactionOutcome> outcome;
-            try {
-                outcome = takeOverAndDrive(seen, staleBefore(seen, now, olderThan), null);
-                failedInARow = 0;
-            } catch (TransactionException | MongoException e) {
-                // One transaction that cannot be finished now (a target down, an outcome unknown)
-                // must not keep the others waiting: it stays stale and the next pass tries again.
-                // Several in a row: the database itself is failing, so the pass stops and says so.
-                if (++failedInARow >= MAX_RECOVERY_FAILURES_IN_A_ROW) {
-                    throw e;
-                }
-                log.warn("recovery of transaction {} failed, left to the next pass: {}", seen.get(Fields.ID), e.toString());
-                skipped++;
-                continue;
-            }
-            if (outcome.isEmpty()) {
-                skipped++;
-            } else if (outcome.get().isDone()) {
-                rolledForward++;
-            } else {
-                canceled++;
-            }
-        }
-        return new RecoveryReport(rolledForward, canceled, skipped);
+        return recovery.recover(olderThan);
     }
 
-    /** A transaction is stale once unchanged for {@code olderThan} and for its owner's lease, if it has one. */
-    private static Instant staleBefore(Document seen, Instant now, Duration olderThan) {
-        Long leaseMs = TransactionStore.leaseOf(seen);
-        Duration wait = leaseMs == null || Duration.ofMillis(leaseMs).compareTo(olderThan) < 0 ? olderThan : Duration.ofMillis(leaseMs);
-        return now.minus(wait);
-    }
-
-    /** Takes {@code seen} over and drives it; with {@code cancelReason}, a pending one is canceled instead. */
+    /** Takes {@code seen} over and drives it; with {@code cancelReason}, a pending one is canceled instead (see {@link TakeOver}). */
     private Optional<TransactionOutcome> takeOverAndDrive(Document seen, Instant staleBefore, String cancelReason) {
         Object id = seen.get(Fields.ID);
         List<Operation> ops;
@@ -745,10 +706,9 @@ public final class Engine {
             ops = operationsOf(seen);
             // Stored by anyone (a tutorial app, a hand edit): check as strictly as a new one, but
             // not against this instance's size limit, which may be lower than its creator's.
-            validate(ops, Integer.MAX_VALUE);
+            validate(ops, Integer.MAX_VALUE, id);
         } catch (RuntimeException e) {
-            log.warn("cannot recover transaction {}: {}", id, e.getMessage());
-            return Optional.empty();
+            throw new UnreadableTransactionException("transaction " + id + " cannot be taken over: " + e.getMessage(), id, e);
         }
         hook(CrashPoint.before(Step.TAKEOVER, -1), id);
         // A token of this attempt: two threads of one manager share its owner name, so only the
@@ -768,20 +728,19 @@ public final class Engine {
             return Optional.empty();
         }
         config.metrics().takeover();
+        writesInDoubt.noteInserts(id, ops);
         Owned tx = new Owned(id, TransactionStore.epochOf(taken), ops, TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
+        tx.code = ReasonCode.parse(taken.get(Fields.CODE)).orElse(null);
         stamped(tx, TransactionStore.stamped(taken));
         try {
             if (cancelReason != null && tx.state == PENDING) {
-                if (participants.allApplied(tx.ops, tx.id)) {
-                    // Every operation is in effect: nothing can refuse it any more, and undoing a credit
-                    // that others may have spent could overdraw. It commits instead.
-                    TransactionOutcome outcome = drive(tx, false);
-                    config.metrics().recovered(outcome.state());
-                    throw new TransactionException("transaction " + id + " had every operation applied, so it was"
-                            + " rolled forward to " + outcome.state().stored() + " instead of canceled", id, outcome.state());
+                // Every operation in effect: nothing can refuse it any more, and undoing a credit that
+                // others may have spent could overdraw. It commits instead (the outcome says so).
+                if (!participants.allApplied(tx.ops, tx.id)) {
+                    tx.reason = cancelReason;
+                    tx.code = ReasonCode.CANCELED_BY_OPERATOR;
+                    move(tx, CANCELING, Step.BEGIN_CANCEL, reasonOf(tx));
                 }
-                tx.reason = cancelReason;
-                move(tx, CANCELING, Step.BEGIN_CANCEL, new Document(Fields.REASON, cancelReason));
             }
             TransactionOutcome outcome = drive(tx, false);
             config.metrics().recovered(outcome.state());
@@ -794,65 +753,25 @@ public final class Engine {
 
     // ---- operator actions ------------------------------------------------------------------
 
-    /**
-     * Cancels a transaction that has not reached its commit point: a queued one at once, a
-     * pending one only once its owner's lease has expired (a live owner is never overtaken).
-     */
-    public TransactionOutcome cancel(Object id, String reason) {
-        for (int attempt = 0; attempt < 10; attempt++) {
-            Document doc = retrier.call("read", id, null, () -> store.find(id));
-            if (doc == null) {
-                throw new InvalidTransactionException("no transaction with id " + id);
-            }
-            TransactionState state = TransactionStore.stateOf(doc);
-            switch (state) {
-                case INITIAL -> {
-                    if (retrier.call("cancel", id, state, () -> store.cancelQueued(id, reason))) {
-                        config.metrics().canceled(reason);
-                        return new TransactionOutcome(id, CANCELED, reason);
-                    }
-                }
-                case CANCELED -> {
-                    return new TransactionOutcome(id, CANCELED, doc.getString(Fields.REASON));
-                }
-                case APPLIED, DONE -> throw new TransactionException("transaction " + id + " is " + state.stored()
-                        + ": it is past its commit point and can only be rolled forward", id, state);
-                case PENDING, CANCELING -> {
-                    Instant now = retrier.call("read clock", id, state, clock::now);
-                    // The owner's own lease decides; a tutorial document has none, so ours stands in for it.
-                    Duration wait = TransactionStore.leaseOf(doc) == null ? config.lease() : Duration.ZERO;
-                    Instant staleBefore = staleBefore(doc, now, wait);
-                    Date modified = doc.getDate(Fields.LAST_MODIFIED);
-                    if (modified != null && modified.toInstant().isAfter(staleBefore)) {
-                        Object owner = doc.get(Fields.OWNER);
-                        throw new TransactionException("transaction " + id + " is " + state.stored() + " and "
-                                + (owner == null ? "has no owner recorded (a tutorial application's?); its lease runs until "
-                                        : "owned by " + owner + " whose lease runs until ")
-                                + modified.toInstant().plus(Duration.between(staleBefore, now)) + " (server time now " + now
-                                + "); cancel it after that, or let it finish", id, state);
-                    }
-                    Optional<TransactionOutcome> outcome = takeOverAndDrive(doc, staleBefore, reason);
-                    if (outcome.isPresent()) {
-                        return outcome.get();
-                    }
-                }
-                default -> throw new IllegalStateException("unexpected state " + state);
-            }
-        }
-        throw new TransactionException("transaction " + id + " kept changing while being canceled", id, null);
+    /** Cancels a transaction before its commit point (see {@link Cancellation}). */
+    public CancelResult cancel(Object id, String reason) {
+        return cancellation.cancel(id, reason);
     }
 
-    public Optional<Document> inspect(Object id) {
-        return Optional.ofNullable(retrier.call("read", id, null, () -> store.find(id)));
+    public Optional<TransactionView> inspect(Object id) {
+        return outcomes.view(id);
+    }
+
+    /** The outcome of {@code id} once decided, finishing it if its owner is gone (see {@link Outcomes#await}). */
+    public Optional<TransactionOutcome> awaitOutcome(Object id, Duration timeout) {
+        return outcomes.await(id, timeout);
     }
 
     /** Deletes terminal transactions not modified for {@code olderThan}; returns how many. */
     public long prune(Duration olderThan) {
         Instant before = retrier.call("read clock", null, null, clock::now).minus(olderThan);
-        List<String> terminal = new ArrayList<>(DONE.spellings());
-        terminal.addAll(CANCELED.spellings());
         return retrier.call("prune", null, null, () -> store.collection().deleteMany(
-                new Document(Fields.STATE, new Document("$in", terminal))
+                new Document(Fields.STATE, new Document("$in", TransactionStore.terminal()))
                         .append(Fields.LAST_MODIFIED, TransactionStore.notAfter(before))).getDeletedCount());
     }
 
@@ -909,15 +828,19 @@ public final class Engine {
     }
 
     /** Validation.check, and no operation on the coordinator's own documents (transactions, clock). */
-    private void validate(List<Operation> ops, int maxOperations) {
-        Validation.check(ops, config.targets().names(), maxOperations);
+    private void validate(List<Operation> ops, int maxOperations, Object id) {
+        try {
+            Validation.check(ops, config.targets().names(), maxOperations);
+        } catch (InvalidTransactionException e) {
+            throw new InvalidTransactionException(e.getMessage(), id); // nothing written; the caller knows which call
+        }
         for (int i = 0; i < ops.size(); i++) {
             DocumentRef ref = ops.get(i).document();
             if (ref.target().equals(DocumentRef.DEFAULT_TARGET) && ref.database().equals(config.database())
                     && (ref.collection().equals(config.transactionsCollection())
                     || ref.collection().equals(config.transactionsCollection() + "_clock"))) {
                 throw new InvalidTransactionException("operation " + i + " on " + ref + ": the collection "
-                        + ref.collection() + " belongs to the transaction coordinator and cannot be changed by an operation");
+                        + ref.collection() + " belongs to the transaction coordinator and cannot be changed by an operation", id);
             }
         }
     }

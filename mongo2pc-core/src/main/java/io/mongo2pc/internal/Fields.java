@@ -16,7 +16,11 @@ public final class Fields {
     public static final String EPOCH = "epoch";
     public static final String OPS = "ops";
     public static final String REASON = "reason";
+    /** The reason's ReasonCode, by name. */
+    public static final String CODE = "code";
     public static final String LEASE_MS = "leaseMs";
+    /** Indexes of insert operations whose request may still land late (see WritesInDoubt). */
+    public static final String INSERTS_IN_DOUBT = "insertsInDoubt";
 
     // On a participant taken by an exclusive operation: {tx, kind, c, undo, until, at}.
     public static final String LOCK = "_m2pc";

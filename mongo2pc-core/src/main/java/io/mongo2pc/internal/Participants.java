@@ -1,13 +1,14 @@
 package io.mongo2pc.internal;
 
-import com.mongodb.ErrorCategory;
 import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -43,9 +44,18 @@ final class Participants {
         BUSY
     }
 
-    record Result(Kind kind, String reason) {
-        static final Result DONE = new Result(Kind.DONE, null);
-        static final Result EXPIRED = new Result(Kind.EXPIRED, null);
+    /** What a write did; a refusal or a wait says why, in words and as a code. */
+    record Result(Kind kind, String reason, ReasonCode code) {
+        static final Result DONE = new Result(Kind.DONE, null, null);
+        static final Result EXPIRED = new Result(Kind.EXPIRED, null, null);
+
+        static Result refused(ReasonCode code, String reason) {
+            return new Result(Kind.REFUSED, reason, code);
+        }
+
+        static Result busy(ReasonCode code, String reason) {
+            return new Result(Kind.BUSY, reason, code);
+        }
     }
 
     private final Targets targets;
@@ -69,7 +79,7 @@ final class Participants {
             }
             // The server refused this change for good (e.g. $inc of a text field, a replacement too
             // large): nothing was written, so it is a refusal that cancels the transaction, not a crash.
-            return new Result(Kind.REFUSED, "cannot apply " + OperationCodec.kind(op) + " to " + op.document() + ": "
+            return Result.refused(ReasonCode.GUARD_FAILED, "cannot apply " + OperationCodec.kind(op) + " to " + op.document() + ": "
                     + e.getMessage());
         }
     }
@@ -134,7 +144,7 @@ final class Participants {
             return whyNotApplied(coll, op, txId, deadline);
         }
         if (op instanceof Operation.Insert insert) {
-            return applyInsert(coll, insert, txId, deadline);
+            return Inserts.apply(coll, insert, txId, deadline, coordinator);
         }
         // Update and delete first take the document: no markers of others, no lock, guard holds.
         Document take = fenced(new Document(Fields.ID, id), deadline)
@@ -197,85 +207,6 @@ final class Participants {
             return Result.DONE;
         }
         return Result.EXPIRED;
-    }
-
-    /**
-     * Inserts a document taken by {@code txId}. An insert cannot carry a filter, so it is an upsert
-     * that stamps the server time it ran at ({@code at}) beside the owner's deadline
-     * ({@code until}): an insert sent by a paused owner after its deadline is recognisable
-     * ({@code at >= until}), and readers and later writers treat it as never written.
-     *
-     * <p>The upsert matches only a copy written under this deadline or an earlier one: a new owner
-     * (later deadline) shares the transaction id, and a paused old owner's late write must not turn
-     * the new owner's insert into one that reads as never written.
-     */
-    private Result applyInsert(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline) {
-        Object id = op.document().id();
-        Document content = new Document(op.content());
-        content.remove(Fields.ID);
-        Document update = new Document("$set", new Document(Fields.LOCK_TX, txId).append(Fields.LOCK + ".kind", "insert")
-                .append(Fields.LOCK + ".c", coordinator).append(Fields.LOCK + ".until", Date.from(deadline)))
-                .append("$currentDate", new Document(Fields.LOCK + ".at", true))
-                .append("$addToSet", new Document(Fields.MARKERS, txId));
-        if (!content.isEmpty()) {
-            update.append("$setOnInsert", content);
-        }
-        try {
-            Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)
-                            .append(Fields.LOCK + ".until", new Document("$lte", Date.from(deadline))), update,
-                    new FindOneAndUpdateOptions().upsert(true)
-                            .returnDocument(ReturnDocument.AFTER)
-                            .projection(Projections.include(Fields.LOCK)));
-            if (stored != null && isLateInsert(stored)) {
-                // Ran after our deadline, so it reads as never written: remove it (a paused owner
-                // leaves nothing behind), then renew the lease and write it again, or stop.
-                deleteLateInsert(coll, id, stored);
-                return Result.EXPIRED;
-            }
-            return Result.DONE;
-        } catch (MongoServerException e) {
-            // A findOneAndUpdate reports a duplicate as a command error, an update as a write error.
-            if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
-                throw e;
-            }
-            Document existing = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
-            if (existing != null && isLateInsert(existing)) {
-                // A paused owner's late insert (of another transaction, or of this one under an
-                // earlier owner): it never happened. Remove it, try again.
-                deleteLateInsert(coll, id, existing);
-                return applyInsert(coll, op, txId, deadline);
-            }
-            Document lock = existing == null ? null : existing.get(Fields.LOCK, Document.class);
-            if (lock != null && sameId(lock.get("tx"), txId) && "insert".equals(lock.get("kind"))) {
-                // Our transaction's insert, in effect under a later deadline than this one: written by
-                // a newer owner (then this owner is fenced at its next state change), or by this
-                // owner before its deadline was derived from an earlier stamp (a combined write's
-                // stamp is only a lower bound of the server's clock).
-                return Result.DONE;
-            }
-            return new Result(Kind.REFUSED, "document " + op.document() + " already exists");
-        }
-    }
-
-    /**
-     * Deletes a late insert of the transaction named in {@code late} if it is still late: its owner
-     * may have renewed its lease and written it again since (then it is valid and stays).
-     */
-    private static void deleteLateInsert(MongoCollection<Document> coll, Object id, Document late) {
-        coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, late.get(Fields.LOCK, Document.class).get("tx"))
-                .append(Fields.LOCK + ".kind", "insert")
-                .append("$expr", new Document("$gte", List.of("$" + Fields.LOCK + ".at", "$" + Fields.LOCK + ".until"))));
-    }
-
-    /** True for a document inserted after its owner's deadline: a write that must be treated as never made. */
-    static boolean isLateInsert(Document doc) {
-        Document lock = doc.get(Fields.LOCK, Document.class);
-        if (lock == null || !"insert".equals(lock.get("kind"))) {
-            return false;
-        }
-        Date at = lock.getDate("at");
-        Date until = lock.getDate("until");
-        return at != null && until != null && !at.before(until);
     }
 
     /** A document as the user wrote it: without the library's lock (the markers stay as they were). */
@@ -369,7 +300,7 @@ final class Participants {
         // A projection keeps the read away from the embedded server's torn-read path.
         Document current = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
         if (current == null) {
-            return new Result(Kind.REFUSED, "document " + op.document() + " does not exist");
+            return Result.refused(ReasonCode.DOCUMENT_MISSING, "document " + op.document() + " does not exist");
         }
         List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
         if (markers.stream().anyMatch(m -> sameId(m, txId))) {
@@ -379,18 +310,18 @@ final class Participants {
             return Result.EXPIRED;
         }
         Document lock = current.get(Fields.LOCK, Document.class);
-        if (lock != null && isLateInsert(current)) {
-            deleteLateInsert(coll, id, current);
-            return new Result(Kind.REFUSED, "document " + op.document() + " does not exist");
+        if (lock != null && Inserts.isLate(current)) {
+            Inserts.deleteLate(coll, id, current);
+            return Result.refused(ReasonCode.DOCUMENT_MISSING, "document " + op.document() + " does not exist");
         }
         if (lock != null) {
-            return new Result(Kind.BUSY, "conflict: document " + op.document() + " is taken by transaction " + lock.get("tx"));
+            return Result.busy(ReasonCode.CONFLICT, "conflict: document " + op.document() + " is taken by transaction " + lock.get("tx"));
         }
         if (op.exclusive() && !markers.isEmpty()) {
-            return new Result(Kind.BUSY, "conflict: document " + op.document() + " has pending transactions " + markers);
+            return Result.busy(ReasonCode.CONFLICT, "conflict: document " + op.document() + " has pending transactions " + markers);
         }
         if (markers.size() >= maxMarkers) {
-            return new Result(Kind.BUSY, "document " + op.document() + " has " + markers.size()
+            return Result.busy(ReasonCode.TIMED_OUT, "document " + op.document() + " has " + markers.size()
                     + " pending transactions, the most allowed (maxMarkers)");
         }
         // Nothing above explains the refusal: the guard fails, or what refused the write (another
@@ -399,10 +330,28 @@ final class Participants {
         Document guardHolds = new Document(Fields.ID, id);
         guardHolds.putAll(op.guard());
         if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() != null) {
-            return new Result(Kind.BUSY, "conflict: the write to " + op.document()
+            return Result.busy(ReasonCode.CONFLICT, "conflict: the write to " + op.document()
                     + " was refused while another transaction held it, and the guard holds now");
         }
-        return new Result(Kind.REFUSED, "guard " + op.guard().toJson() + " does not hold on " + op.document());
+        return Result.refused(isFundsCheck(op) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
+                "guard " + op.guard().toJson() + " does not hold on " + op.document());
+    }
+
+    /**
+     * True for a debit guarded by its own funds check: an increment by {@code -x} of a field (an
+     * increment, or an update that is only {@code $inc}) whose guard is {@code {field: {$gte: x}}}.
+     */
+    static boolean isFundsCheck(Operation op) {
+        Object increments = op instanceof Operation.Increment inc ? inc.increments()
+                : op instanceof Operation.Update update && update.update().size() == 1 ? update.update().get("$inc") : null;
+        if (!(increments instanceof Document changes) || op.guard().size() != 1) {
+            return false;
+        }
+        String field = op.guard().keySet().iterator().next();
+        return op.guard().get(field) instanceof Document check && check.size() == 1
+                && check.get("$gte") instanceof Number floor && changes.get(field) instanceof Number amount
+                && Numbers.isFinite(floor) && Numbers.isFinite(amount)
+                && Numbers.exact(amount).negate().compareTo(Numbers.exact(floor)) == 0;
     }
 
     /** Adds the server-side deadline check to {@code filter}. */

@@ -10,6 +10,7 @@ import com.mongodb.MongoSocketOpenException;
 import com.mongodb.MongoTimeoutException;
 import com.mongodb.MongoWriteConcernException;
 import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
 
 import java.time.Duration;
@@ -40,14 +41,17 @@ final class Retrier {
                 return step.get();
             } catch (MongoException e) {
                 if (!isTransient(e)) {
-                    throw e;
+                    // The server's answer, for good: with a transaction, the caller is told which one
+                    // and where it stood (its outcome is read with awaitOutcome).
+                    throw txId == null ? e : new TransactionException("the database refused " + what + " of transaction "
+                            + txId + " in state " + (state == null ? "?" : state.stored()) + ": " + e.getMessage(), txId, state, e);
                 }
                 if (System.nanoTime() + backoff * 1_000_000 > deadline) {
                     throw new OutcomeUnknownException("gave up on " + what + " of transaction " + txId + " in state "
                             + (state == null ? "?" : state.stored()) + " after " + timeout.toMillis()
                             + "ms of database errors; recovery will finish it: " + e.getMessage(), txId, state, e);
                 }
-                sleep(backoff + ThreadLocalRandom.current().nextLong(backoff / 2 + 1));
+                sleep(backoff + ThreadLocalRandom.current().nextLong(backoff / 2 + 1), txId, state);
                 backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
             }
         }
@@ -75,12 +79,12 @@ final class Retrier {
                 || e.hasErrorLabel("RetryableWriteError");
     }
 
-    private static void sleep(long millis) {
+    private static void sleep(long millis, Object txId, TransactionState state) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            throw new OutcomeUnknownException("interrupted while retrying", null, null, ie);
+            throw new OutcomeUnknownException("interrupted while retrying a step of transaction " + txId, txId, state, ie);
         }
     }
 }

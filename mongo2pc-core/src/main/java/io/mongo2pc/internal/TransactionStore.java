@@ -8,6 +8,7 @@ import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.result.UpdateResult;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
 import org.bson.conversions.Bson;
@@ -154,10 +155,11 @@ final class TransactionStore {
     }
 
     /** Cancels a queued transaction nobody has claimed. True if this call canceled it. */
-    boolean cancelQueued(Object id, String reason) {
+    boolean cancelQueued(Object id, String reason, ReasonCode code) {
         UpdateResult result = transactions.updateOne(
                 new Document(Fields.ID, id).append(Fields.STATE, in(TransactionState.INITIAL)),
-                new Document("$set", new Document(Fields.STATE, TransactionState.CANCELED.stored()).append(Fields.REASON, reason))
+                new Document("$set", new Document(Fields.STATE, TransactionState.CANCELED.stored()).append(Fields.REASON, reason)
+                        .append(Fields.CODE, code.name()))
                         .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)));
         return result.getMatchedCount() == 1;
     }
@@ -166,6 +168,26 @@ final class TransactionStore {
     Document claimedWith(String token) {
         return transactions.find(new Document(Fields.TOKEN, token).append(Fields.EPOCH, 1L)
                 .append(Fields.STATE, in(TransactionState.PENDING))).projection(Projections.exclude("__none")).first();
+    }
+
+    /** Ended transactions that note inserts in doubt (see WritesInDoubt), at most {@code limit}. */
+    List<Document> withInsertsInDoubt(int limit) {
+        return transactions.find(new Document(Fields.INSERTS_IN_DOUBT, new Document("$exists", true))
+                        .append(Fields.STATE, new Document("$in", terminal())))
+                .projection(Projections.exclude("__none")).limit(limit).into(new ArrayList<>());
+    }
+
+    /** Every spelling of the terminal states. */
+    static List<String> terminal() {
+        List<String> terminal = new ArrayList<>(TransactionState.DONE.spellings());
+        terminal.addAll(TransactionState.CANCELED.spellings());
+        return terminal;
+    }
+
+    /** The transactions with these ids that exist, in one request. */
+    List<Document> findAll(List<Object> ids) {
+        Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
+        return transactions.find(filter).projection(Projections.exclude("__none")).into(new ArrayList<>());
     }
 
     Document find(Object id) {

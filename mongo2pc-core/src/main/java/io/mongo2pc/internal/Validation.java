@@ -2,6 +2,7 @@ package io.mongo2pc.internal;
 
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import org.bson.Document;
 import org.bson.RawBsonDocument;
@@ -285,8 +286,7 @@ public final class Validation {
 
     static boolean isZero(Number amount) {
         if (amount instanceof Decimal128 d) {
-            // Via the text: bigDecimalValue() throws on a negative zero, which is zero too.
-            return !d.isNaN() && !d.isInfinite() && new BigDecimal(d.toString()).signum() == 0;
+            return Numbers.isFinite(d) && Numbers.exact(d).signum() == 0; // a negative zero is zero too
         }
         if (amount instanceof Double d) {
             return d == 0.0;
@@ -354,7 +354,7 @@ public final class Validation {
             return -d;
         }
         if (amount instanceof Decimal128 d) {
-            return new Decimal128(d.bigDecimalValue().negate());
+            return new Decimal128(Numbers.exact(d).negate());
         }
         if (amount instanceof BigDecimal b) {
             return b.negate();

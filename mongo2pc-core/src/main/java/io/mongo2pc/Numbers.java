@@ -1,0 +1,69 @@
+package io.mongo2pc;
+
+import org.bson.types.Decimal128;
+
+import java.math.BigDecimal;
+
+/**
+ * Numbers as MongoDB stores them ({@code Integer}, {@code Long}, {@code Double},
+ * {@link Decimal128}), read exactly, and handed to programs in one type per scale: whole numbers as
+ * {@code Long} (never an {@code Integer} one time and a {@code Long} the next: a document written
+ * by the mongo shell holds int32s, which an increment turns into int64s), Decimal128 as
+ * {@link BigDecimal}. Stateless and thread-safe.
+ */
+public final class Numbers {
+    private Numbers() { }
+
+    /**
+     * The exact decimal value of a stored number: integers and Decimal128 exactly (a Decimal128
+     * negative zero too, which {@link Decimal128#bigDecimalValue()} refuses), a double as its
+     * shortest decimal text. Throws {@link ArithmeticException} for NaN or an infinity, which have
+     * no decimal value.
+     */
+    public static BigDecimal exact(Number number) {
+        if (number instanceof BigDecimal b) {
+            return b;
+        }
+        if (number instanceof Decimal128 d) {
+            if (d.isNaN() || d.isInfinite()) {
+                throw new ArithmeticException(d + " has no decimal value");
+            }
+            return new BigDecimal(d.toString()); // via the text: bigDecimalValue() throws on a negative zero
+        }
+        if (number instanceof Double || number instanceof Float) {
+            double d = number.doubleValue();
+            if (Double.isNaN(d) || Double.isInfinite(d)) {
+                throw new ArithmeticException(d + " has no decimal value");
+            }
+            return BigDecimal.valueOf(d);
+        }
+        return BigDecimal.valueOf(number.longValue());
+    }
+
+    /** True for a number with a decimal value: not NaN, not an infinity. */
+    public static boolean isFinite(Object number) {
+        if (number instanceof Decimal128 d) {
+            return !d.isNaN() && !d.isInfinite();
+        }
+        if (number instanceof Double || number instanceof Float) {
+            double d = ((Number) number).doubleValue();
+            return !Double.isNaN(d) && !Double.isInfinite(d);
+        }
+        return number instanceof Number;
+    }
+
+    /**
+     * {@code value} in the one type of its scale: {@code Integer}, {@code Short}, {@code Byte} and
+     * {@code Long} as {@code Long}; a finite Decimal128 as {@link BigDecimal} (exactly, a negative
+     * zero too); anything else (a double, NaN, text) as it is.
+     */
+    public static Object normalized(Object value) {
+        if (value instanceof Integer || value instanceof Short || value instanceof Byte) {
+            return ((Number) value).longValue();
+        }
+        if (value instanceof Decimal128 d && isFinite(d)) {
+            return exact(d);
+        }
+        return value;
+    }
+}

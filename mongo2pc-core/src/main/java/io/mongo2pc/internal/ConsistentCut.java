@@ -1,0 +1,285 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionException;
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
+
+/**
+ * Several documents as one consistent cut, each as of the last committed transaction: a
+ * transaction's effects are seen on all of the documents it touches or on none, and never one
+ * that is not committed. Thread-safe.
+ *
+ * <p>One attempt reads every document twice (one request per collection each time), then the
+ * transactions the two reads name (one request), and judges each transaction once, by that state:
+ * committed ones are in, the others are subtracted where their marker is. Why that is one cut:
+ * <ul>
+ *   <li>A committed transaction was applied everywhere before its state was read, so every second
+ *       read holds its effect, provided the document still carries its marker or carried it in the
+ *       first read (then the marker left with the release), and for an update its change too (an
+ *       update takes its document, then changes it in a second write). A committed transaction the
+ *       reads name but do not show in effect on one of its documents either was released there
+ *       before the first read or is not applied there yet: the attempt cannot tell, and retries.</li>
+ *   <li>A transaction not committed when its state was read, after both reads, was released
+ *       nowhere, so its effect is in a second read exactly where its marker is.</li>
+ *   <li>A transaction the reads never name was committed and released before the second read of
+ *       each document it left. If it had not reached another of them by that one's second read,
+ *       it was applied and released between the two reads of the first: that document changed by
+ *       an amount no named transaction explains, and the attempt retries.</li>
+ * </ul>
+ * So a document may change between its two reads, as long as each change is explained by a
+ * transaction the reads name (an apply adds its increment, an undo takes it away, a release changes
+ * nothing); a document taken by an insert, update or delete must not change at all. Writers are
+ * never waited for, only an attempt in which some change cannot be explained is repeated. The
+ * limit: unexplained changes that add up to nothing on a document (one increment, and another
+ * that takes it back, both applied and released between the two reads) go unnoticed.
+ */
+final class ConsistentCut {
+    private final Targets targets;
+    private final TransactionStore store;
+    private final CommittedReader reader;
+    private final Function<Document, List<Operation>> operationsOf;
+
+    ConsistentCut(Targets targets, TransactionStore store, CommittedReader reader,
+                  Function<Document, List<Operation>> operationsOf) {
+        this.targets = targets;
+        this.store = store;
+        this.reader = reader;
+        this.operationsOf = operationsOf;
+    }
+
+    /** The documents of {@code refs} as one cut; throws {@link TransactionException} if none is found within {@code timeout}. */
+    List<Optional<Document>> read(List<DocumentRef> refs, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Map<Integer, Document> namedUnknown = new HashMap<>();
+        for (int attempt = 1; ; attempt++) {
+            List<Optional<Document>> views = attempt(refs, namedUnknown);
+            if (views != null) {
+                return views;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new TransactionException("could not read " + refs.size() + " documents as one consistent cut within "
+                        + timeout.toMillis() + "ms (" + attempt + " attempts): writers changed them in ways no"
+                        + " transaction they name explains; try again, or give the read a longer timeout", null, null);
+            }
+            pause(attempt, left);
+        }
+    }
+
+    /** One attempt: the views, or null if it must be repeated. */
+    private List<Optional<Document>> attempt(List<DocumentRef> refs, Map<Integer, Document> namedUnknown) {
+        List<Document> first = readAll(refs);
+        List<Document> second = readAll(refs);
+        Map<Object, Document> transactions = transactionsNamed(first, second);
+        Function<Object, Document> transaction = id -> transactions.get(key(id));
+        for (int i = 0; i < refs.size(); i++) {
+            for (Object id : named(second.get(i))) {
+                if (transaction.apply(id) == null) {
+                    // Finished and pruned since the read, or run by another coordinator: seen twice on
+                    // a document that did not change meanwhile, it is the latter.
+                    if (second.get(i).equals(namedUnknown.put(i, second.get(i)))) {
+                        reader.known(refs.get(i), id, transaction);
+                    }
+                    return null;
+                }
+            }
+        }
+        for (int i = 0; i < refs.size(); i++) {
+            if (!explained(refs.get(i), first.get(i), second.get(i), transaction)) {
+                return null;
+            }
+        }
+        if (!committedEverywhereSeen(refs, first, second, transactions.values())) {
+            return null;
+        }
+        List<Optional<Document>> views = new ArrayList<>(refs.size());
+        for (int i = 0; i < refs.size(); i++) {
+            views.add(second.get(i) == null ? Optional.empty() : reader.resolve(refs.get(i), second.get(i), transaction));
+        }
+        return views;
+    }
+
+    /**
+     * True if the change of a document between its two reads is explained by the transactions the
+     * reads name: markers added are applies (their increments added), markers gone are releases of
+     * committed transactions (no change) or undos of canceled ones (increments taken back), and
+     * nothing else differs. A document taken by an exclusive operation, or missing, must not change.
+     */
+    private boolean explained(DocumentRef ref, Document before, Document after, Function<Object, Document> transaction) {
+        if (before == null || after == null || before.containsKey(Fields.LOCK) || after.containsKey(Fields.LOCK)) {
+            return Objects.equals(before, after);
+        }
+        Set<Object> was = keys(named(before));
+        Set<Object> is = keys(named(after));
+        Document expected = Increments.copy(before);
+        for (Object id : named(after)) {
+            if (!was.contains(key(id)) && !changeBy(expected, ref, transaction.apply(id), +1)) {
+                return false;
+            }
+        }
+        for (Object id : named(before)) {
+            if (is.contains(key(id))) {
+                continue;
+            }
+            Document tx = transaction.apply(id);
+            TransactionState state = tx == null ? null : TransactionState.parse(tx.get(Fields.STATE) instanceof String s ? s : null)
+                    .orElse(null);
+            if (state == TransactionState.CANCELING || state == TransactionState.CANCELED) {
+                if (!changeBy(expected, ref, tx, -1)) {
+                    return false;
+                }
+            } else if (!CommittedReader.isCommitted(tx)) {
+                return false; // a marker gone without a release or an undo: cannot be judged
+            }
+        }
+        expected.remove(Fields.MARKERS);
+        Document actual = new Document(after);
+        actual.remove(Fields.MARKERS);
+        return Increments.sameContent(expected, actual);
+    }
+
+    /** Adds {@code sign} times the increments of {@code tx} on {@code ref} to {@code doc}; false if it has none there. */
+    private boolean changeBy(Document doc, DocumentRef ref, Document tx, int sign) {
+        Document increments = tx == null ? null : Increments.of(operationsOf.apply(tx), ref);
+        if (increments == null) {
+            return false;
+        }
+        Increments.add(doc, increments, sign);
+        return true;
+    }
+
+    /**
+     * True if every committed transaction is seen in effect (by its marker, in one read or the
+     * other) on each document of {@code refs} it touches, so that its effect is in the second read
+     * of each.
+     */
+    private boolean committedEverywhereSeen(List<DocumentRef> refs, List<Document> first, List<Document> second,
+                                            Iterable<Document> transactions) {
+        for (Document tx : transactions) {
+            if (!CommittedReader.isCommitted(tx)) {
+                continue;
+            }
+            Object id = key(tx.get(Fields.ID));
+            for (Operation op : operationsOf.apply(tx)) {
+                for (int i = 0; i < refs.size(); i++) {
+                    if (Increments.touches(op, refs.get(i)) && !inEffect(first.get(i), id) && !inEffect(second.get(i), id)) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * True if {@code doc} shows the effect of transaction {@code id} on it: its marker or lock is
+     * there, and, for an update, the change too (an update takes its document first and changes it
+     * in a second write, which stores the before-image as {@code undo}).
+     */
+    private static boolean inEffect(Document doc, Object id) {
+        if (doc == null || !keys(named(doc)).contains(id)) {
+            return false;
+        }
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        return lock == null || !id.equals(key(lock.get("tx"))) || !"update".equals(lock.get("kind")) || lock.containsKey("undo");
+    }
+
+    /** The stored documents of {@code refs} (null where missing), one request per collection. */
+    private List<Document> readAll(List<DocumentRef> refs) {
+        Map<List<String>, List<Object>> byCollection = new LinkedHashMap<>();
+        for (DocumentRef ref : refs) {
+            byCollection.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(ref.id());
+        }
+        Map<List<Object>, Document> found = new HashMap<>();
+        byCollection.forEach((coll, ids) -> {
+            Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
+            // A projection keeps the read away from the embedded server's torn-read path.
+            for (Document doc : targets.collection(coll.get(0), coll.get(1), coll.get(2)).find(filter)
+                    .projection(Projections.exclude("__none"))) {
+                found.put(List.of(coll, key(doc.get(Fields.ID))), doc);
+            }
+        });
+        List<Document> docs = new ArrayList<>(refs.size());
+        for (DocumentRef ref : refs) {
+            docs.add(found.get(List.of(List.of(ref.target(), ref.database(), ref.collection()), key(ref.id()))));
+        }
+        return docs;
+    }
+
+    /** The transactions the documents name, by {@link #key} of their id, in one request. */
+    private Map<Object, Document> transactionsNamed(List<Document> first, List<Document> second) {
+        Set<Object> ids = new LinkedHashSet<>();
+        for (List<Document> docs : List.of(first, second)) {
+            docs.forEach(doc -> ids.addAll(named(doc)));
+        }
+        Map<Object, Document> transactions = new HashMap<>();
+        if (!ids.isEmpty()) {
+            for (Document tx : store.findAll(List.copyOf(ids))) {
+                transactions.put(key(tx.get(Fields.ID)), tx);
+            }
+        }
+        return transactions;
+    }
+
+    /** The transactions a stored document names: its lock's and its markers'. */
+    private static List<Object> named(Document doc) {
+        List<Object> ids = new ArrayList<>();
+        if (doc == null) {
+            return ids;
+        }
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        if (lock != null && lock.get("tx") != null) {
+            ids.add(lock.get("tx"));
+        }
+        if (doc.get(Fields.MARKERS) instanceof List<?> markers) {
+            ids.addAll(markers);
+        }
+        return ids;
+    }
+
+    private static Set<Object> keys(List<Object> ids) {
+        Set<Object> keys = new LinkedHashSet<>();
+        ids.forEach(id -> keys.add(key(id)));
+        return keys;
+    }
+
+    /** An id as a map key that matches as MongoDB matches ids: the numbers 1, 1L and 1.0 alike. */
+    static Object key(Object id) {
+        if (id instanceof Number n) {
+            double d = n.doubleValue();
+            return d == Math.rint(d) && !Double.isInfinite(d) && Math.abs(d) < 0x1p63 ? (Object) n.longValue() : (Object) d;
+        }
+        return id;
+    }
+
+    /** A short pause between attempts (a few milliseconds at most, never past the deadline), so readers do not move in step. */
+    private static void pause(int attempt, long leftNanos) {
+        long maxMillis = Math.min(8L, 1L << Math.min(attempt, 3));
+        long millis = Math.min(ThreadLocalRandom.current().nextLong(maxMillis + 1), leftNanos / 1_000_000);
+        if (millis <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransactionException("interrupted while reading documents as one consistent cut", null, null, e);
+        }
+    }
+}

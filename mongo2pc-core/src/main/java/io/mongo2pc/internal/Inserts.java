@@ -1,0 +1,101 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoServerException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import org.bson.Document;
+
+import java.time.Instant;
+import java.util.Date;
+import java.util.List;
+
+/**
+ * The apply of an insert (see {@link Participants} for the other writes). An insert cannot carry a
+ * filter, so it is an upsert that stamps the server time it ran at ({@code at}) beside the owner's
+ * deadline ({@code until}): an insert sent by a paused owner after its deadline is recognisable
+ * ({@code at >= until}), and readers and later writers treat it as never written. Thread-safe.
+ */
+final class Inserts {
+    private Inserts() { }
+
+    /**
+     * Inserts a document taken by {@code txId}. The upsert matches only a copy written under this
+     * deadline or an earlier one: a new owner (later deadline) shares the transaction id, and a
+     * paused old owner's late write must not turn the new owner's insert into one that reads as
+     * never written.
+     */
+    static Participants.Result apply(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline,
+                                     String coordinator) {
+        Object id = op.document().id();
+        Document content = new Document(op.content());
+        content.remove(Fields.ID);
+        Document update = new Document("$set", new Document(Fields.LOCK_TX, txId).append(Fields.LOCK + ".kind", "insert")
+                .append(Fields.LOCK + ".c", coordinator).append(Fields.LOCK + ".until", Date.from(deadline)))
+                .append("$currentDate", new Document(Fields.LOCK + ".at", true))
+                .append("$addToSet", new Document(Fields.MARKERS, txId));
+        if (!content.isEmpty()) {
+            update.append("$setOnInsert", content);
+        }
+        try {
+            Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)
+                            .append(Fields.LOCK + ".until", new Document("$lte", Date.from(deadline))), update,
+                    new FindOneAndUpdateOptions().upsert(true)
+                            .returnDocument(ReturnDocument.AFTER)
+                            .projection(Projections.include(Fields.LOCK)));
+            if (stored != null && isLate(stored)) {
+                // Ran after our deadline, so it reads as never written: remove it (a paused owner
+                // leaves nothing behind), then renew the lease and write it again, or stop.
+                deleteLate(coll, id, stored);
+                return Participants.Result.EXPIRED;
+            }
+            return Participants.Result.DONE;
+        } catch (MongoServerException e) {
+            // A findOneAndUpdate reports a duplicate as a command error, an update as a write error.
+            if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
+                throw e;
+            }
+            Document existing = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
+            if (existing != null && isLate(existing)) {
+                // A paused owner's late insert (of another transaction, or of this one under an
+                // earlier owner): it never happened. Remove it, try again.
+                deleteLate(coll, id, existing);
+                return apply(coll, op, txId, deadline, coordinator);
+            }
+            Document lock = existing == null ? null : existing.get(Fields.LOCK, Document.class);
+            if (lock != null && Participants.sameId(lock.get("tx"), txId) && "insert".equals(lock.get("kind"))) {
+                // Our transaction's insert, in effect under a later deadline than this one: written by
+                // a newer owner (then this owner is fenced at its next state change), or by this
+                // owner before its deadline was derived from an earlier stamp (a combined write's
+                // stamp is only a lower bound of the server's clock).
+                return Participants.Result.DONE;
+            }
+            return Participants.Result.refused(ReasonCode.DOCUMENT_EXISTS, "document " + op.document() + " already exists");
+        }
+    }
+
+    /**
+     * Deletes a late insert of the transaction named in {@code late} if it is still late: its owner
+     * may have renewed its lease and written it again since (then it is valid and stays).
+     */
+    static void deleteLate(MongoCollection<Document> coll, Object id, Document late) {
+        coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, late.get(Fields.LOCK, Document.class).get("tx"))
+                .append(Fields.LOCK + ".kind", "insert")
+                .append("$expr", new Document("$gte", List.of("$" + Fields.LOCK + ".at", "$" + Fields.LOCK + ".until"))));
+    }
+
+    /** True for a document inserted after its owner's deadline: a write that must be treated as never made. */
+    static boolean isLate(Document doc) {
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        if (lock == null || !"insert".equals(lock.get("kind"))) {
+            return false;
+        }
+        Date at = lock.getDate("at");
+        Date until = lock.getDate("until");
+        return at != null && until != null && !at.before(until);
+    }
+}

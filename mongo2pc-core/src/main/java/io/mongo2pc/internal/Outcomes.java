@@ -1,0 +1,151 @@
+package io.mongo2pc.internal;
+
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.TransactionView;
+import org.bson.Document;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * What became of a transaction, read from its stored document: a typed view, its outcome once
+ * decided (waiting for it, and finishing it if its owner is gone), and the answer to a caller that
+ * runs the same transaction id again. Thread-safe.
+ */
+final class Outcomes {
+    private static final long FIRST_PAUSE_MS = 10;
+    private static final long MAX_PAUSE_MS = 200;
+
+    private final TransactionStore store;
+    private final ServerClock clock;
+    private final Retrier retrier;
+    private final Function<Document, List<Operation>> operationsOf;
+    private final TakeOver takeOver;
+    private final Duration lease;
+
+    Outcomes(TransactionStore store, ServerClock clock, Retrier retrier, Function<Document, List<Operation>> operationsOf,
+             TakeOver takeOver, Duration lease) {
+        this.store = store;
+        this.clock = clock;
+        this.retrier = retrier;
+        this.operationsOf = operationsOf;
+        this.takeOver = takeOver;
+        this.lease = lease;
+    }
+
+    Optional<TransactionView> view(Object id) {
+        return Optional.ofNullable(retrier.call("read", id, null, () -> store.find(id))).map(this::view);
+    }
+
+    private TransactionView view(Document doc) {
+        List<Operation> ops;
+        try {
+            ops = operationsOf.apply(doc);
+        } catch (RuntimeException e) {
+            ops = List.of(); // a format mongo2pc cannot read: the document says what it is
+        }
+        Object state = doc.get(Fields.STATE);
+        Long leaseMs = TransactionStore.leaseOf(doc);
+        Date modified = doc.get(Fields.LAST_MODIFIED) instanceof Date d ? d : null;
+        return new TransactionView(doc.get(Fields.ID), TransactionState.parse(state instanceof String s ? s : null).orElse(null),
+                text(doc, Fields.APPLICATION), text(doc, Fields.OWNER), TransactionStore.epochOf(doc),
+                leaseMs == null ? null : Duration.ofMillis(leaseMs), modified == null ? null : modified.toInstant(), ops,
+                text(doc, Fields.REASON), ReasonCode.parse(doc.get(Fields.CODE)).orElse(null), doc);
+    }
+
+    private static String text(Document doc, String field) {
+        return doc.get(field) instanceof String s ? s : null;
+    }
+
+    /**
+     * The outcome of {@code id} once it is decided: {@code done}, {@code canceled}, or
+     * {@code applied} (committed) while a live owner finishes it. A transaction whose owner's lease
+     * has run out is taken over and finished here. Empty if there is no such transaction. Throws
+     * {@link OutcomeUnknownException} if it is still open after {@code timeout} (a live owner still
+     * working, or a queued one no worker has claimed).
+     */
+    Optional<TransactionOutcome> await(Object id, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long pause = FIRST_PAUSE_MS;
+        while (true) {
+            Document doc = retrier.call("read", id, null, () -> store.find(id));
+            if (doc == null) {
+                return Optional.empty();
+            }
+            TransactionView view = view(doc);
+            if (view.state() == null) {
+                throw new InvalidTransactionException("transaction " + id + " has a state mongo2pc does not know: "
+                        + doc.get(Fields.STATE), id);
+            }
+            Instant now = clock.lowerBound();
+            Instant staleBefore = Recovery.staleBefore(doc, now, view.lease() == null ? lease : Duration.ZERO);
+            boolean stale = view.lastModified() == null || !view.lastModified().isAfter(staleBefore);
+            if (view.isTerminal() || view.state() == TransactionState.APPLIED && !stale) {
+                return Optional.of(view.outcome());
+            }
+            if (stale && view.state() != TransactionState.INITIAL) {
+                Optional<TransactionOutcome> finished = takeOver.takeOver(doc, staleBefore, null);
+                if (finished.isPresent()) {
+                    return finished;
+                }
+                continue; // another process took it over first: read what it did
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new OutcomeUnknownException("transaction " + id + " is still " + view.state().stored() + " after "
+                        + timeout.toMillis() + "ms" + (view.state() == TransactionState.INITIAL ? " (queued for a worker)"
+                        : " (owned by " + view.owner() + ", lease until " + view.leaseEnds() + ")") + "; await it again later",
+                        id, view.state(), null);
+            }
+            sleep(Math.min(pause, left / 1_000_000 + 1), id, view.state());
+            pause = Math.min(MAX_PAUSE_MS, pause * 2);
+        }
+    }
+
+    /**
+     * A caller ran {@code id} again: refused if it is stored with other operations, else the outcome
+     * of the first run (waited for, up to {@code timeout}).
+     */
+    TransactionOutcome ofExisting(Object id, List<Operation> ops, Duration timeout) {
+        requireSame(id, ops);
+        return await(id, timeout).orElseThrow(() -> new InvalidTransactionException("transaction " + id
+                + " was removed (pruned) while this call waited for it; it ran before, so it is not run again", id));
+    }
+
+    /** Refuses {@code ops} if the stored transaction {@code id} has other operations. */
+    void requireSame(Object id, List<Operation> ops) {
+        Document stored = retrier.call("read", id, null, () -> store.find(id));
+        if (stored == null) {
+            return; // pruned since: nothing to compare, and nothing is run again
+        }
+        List<Operation> storedOps;
+        try {
+            storedOps = operationsOf.apply(stored);
+        } catch (RuntimeException e) {
+            storedOps = null;
+        }
+        if (storedOps == null || !OperationCodec.encode(storedOps).equals(OperationCodec.encode(ops))) {
+            throw new InvalidTransactionException("transaction id " + id + " is already used by another transaction ("
+                    + stored.get(Fields.STATE) + ", with other operations); an id names one transaction: use a new one",
+                    id);
+        }
+    }
+
+    private static void sleep(long millis, Object id, TransactionState state) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OutcomeUnknownException("interrupted while waiting for the outcome of transaction " + id, id, state, e);
+        }
+    }
+}

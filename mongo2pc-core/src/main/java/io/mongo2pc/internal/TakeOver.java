@@ -1,0 +1,18 @@
+package io.mongo2pc.internal;
+
+import io.mongo2pc.TransactionOutcome;
+import org.bson.Document;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * Takes a stale transaction over (one compare-and-set: epoch + 1) and drives it to its end; with a
+ * cancel reason, a pending one is canceled instead, unless every operation is already applied
+ * (then it commits). Empty if another process took it first. Throws
+ * {@link UnreadableTransactionException} for a transaction whose operations cannot be read.
+ */
+@FunctionalInterface
+interface TakeOver {
+    Optional<TransactionOutcome> takeOver(Document seen, Instant staleBefore, String cancelReason);
+}

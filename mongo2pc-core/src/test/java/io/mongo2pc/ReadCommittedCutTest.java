@@ -1,0 +1,295 @@
+package io.mongo2pc;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/**
+ * {@code readCommitted(List)}: several documents as one cut while writers change them. It must
+ * give up with a {@link TransactionException} at its deadline when the documents never hold still,
+ * and it must not need them to hold still when what changed them is known.
+ */
+class ReadCommittedCutTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    static final class Stop extends RuntimeException {
+        Stop() {
+            super("stop after the commit point", null, false, false);
+        }
+    }
+
+    @Test
+    void readCommitted_underHeavyContention_neverThrowsNegativeTimeout() throws Exception {
+        // Regression: the wait between attempts was Math.min(50, 1L << attempt), negative from
+        // attempt 63 on, so documents that kept changing ended in IllegalArgumentException
+        // ("timeout value is negative") instead of the documented TransactionException.
+        Accounts accounts = new Accounts(2, 100L);
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = proxy.newClient()) {
+            // a writer outside any transaction changes A before every read of the accounts
+            proxy.runBeforeEvery(accounts::isAccountsFind,
+                    () -> accounts.coll.updateOne(new Document("_id", "a0"), new Document("$inc", new Document("touched", 1))));
+            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(accounts.db)
+                    .application("reader").conflictTimeout(Duration.ofSeconds(4)).build();
+
+            long start = System.nanoTime();
+            Throwable thrown = catchThrowable(() -> reader.readCommitted(accounts.refs));
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+            proxy.stopEvery();
+
+            assertThat(thrown).as("after %d ms", tookMs).isExactlyInstanceOf(TransactionException.class)
+                    .hasMessageContaining("one consistent cut");
+        }
+    }
+
+    @Test
+    void readCommitted_withATimeout_givesUpAtItsDeadline() throws Exception {
+        Accounts accounts = new Accounts(2, 100L);
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = proxy.newClient()) {
+            proxy.runBeforeEvery(accounts::isAccountsFind,
+                    () -> accounts.coll.updateOne(new Document("_id", "a1"), new Document("$inc", new Document("touched", 1))));
+            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(accounts.db)
+                    .application("reader").build();
+
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> reader.readCommitted(accounts.refs, Duration.ofMillis(300)))
+                    .isExactlyInstanceOf(TransactionException.class).hasMessageContaining("300ms");
+            long tookMs = (System.nanoTime() - start) / 1_000_000;
+            proxy.stopEvery();
+
+            assertThat(tookMs).as("gave up after its deadline, not long after").isBetween(300L, 300L + 5_000L);
+            assertThatThrownBy(() -> reader.readCommitted(accounts.refs, Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout");
+        }
+    }
+
+    @Test
+    void readCommitted_documentsChangedOnlyByKnownTransactionsBetweenItsReads_returnsOneCut() throws Exception {
+        // Before every read of the accounts another transfer of 10 from a0 to a1 commits (and keeps
+        // its markers: its owner stops after the commit point). The documents never hold still, but
+        // every change is a transaction the reader can see and judge: it needs no second chance.
+        Accounts accounts = new Accounts(2, 10_000L);
+        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(accounts.db)
+                .application("writer").crashHook((p, id) -> {
+                    if (p.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1))) {
+                        throw new Stop();
+                    }
+                }).build();
+        AtomicInteger transfers = new AtomicInteger();
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = proxy.newClient()) {
+            proxy.runBeforeEvery(accounts::isAccountsFind, () -> {
+                assertThatThrownBy(() -> writer.run(List.of(
+                        Operation.increment(accounts.refs.get(0), "balance", -10L, new Document("balance", new Document("$gte", 10L))),
+                        Operation.increment(accounts.refs.get(1), "balance", 10L, null)))).isInstanceOf(Stop.class);
+                transfers.incrementAndGet();
+            });
+            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(accounts.db)
+                    .application("reader").build();
+
+            List<Optional<Document>> views = reader.readCommitted(accounts.refs, Duration.ofSeconds(3));
+            proxy.stopEvery();
+
+            int committed = transfers.get();
+            assertThat(committed).as("transfers committed while it read").isBetween(2, 3);
+            assertThat(views.get(0).orElseThrow().get("balance")).isEqualTo(10_000L - 10L * committed);
+            assertThat(views.get(1).orElseThrow().get("balance")).isEqualTo(10_000L + 10L * committed);
+        } finally {
+            mongo.expireLeases(accounts.db);
+            writer.recover(Duration.ZERO);
+        }
+    }
+
+    @Test
+    void readCommitted_whileWritersMoveMoney_everyViewConservesTheTotal() throws Exception {
+        int n = 6;
+        Accounts accounts = new Accounts(n, 1_000L);
+        mongo.invariants().expectTotal(accounts.db, 1_000L * n);
+        TransactionManager tm = TransactionManager.builder().target("default", mongo.client()).database(accounts.db)
+                .application("load").build();
+        AtomicBoolean running = new AtomicBoolean(true);
+        ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+        AtomicInteger reads = new AtomicInteger();
+        AtomicInteger transfers = new AtomicInteger();
+        List<Thread> threads = new ArrayList<>();
+        for (int w = 0; w < 6; w++) {
+            SplittableRandom random = new SplittableRandom(w);
+            threads.add(new Thread(() -> {
+                while (running.get()) {
+                    int from = random.nextInt(n);
+                    int to = (from + 1 + random.nextInt(n - 1)) % n;
+                    long amount = 1 + random.nextInt(50);
+                    try {
+                        tm.run(List.of(
+                                Operation.increment(accounts.refs.get(from), "balance", -amount,
+                                        new Document("balance", new Document("$gte", amount))),
+                                Operation.increment(accounts.refs.get(to), "balance", amount, null)));
+                        transfers.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        problems.add("writer: " + e);
+                    }
+                }
+            }));
+        }
+        for (int r = 0; r < 2; r++) {
+            TransactionManager reader = TransactionManager.builder().target("default", mongo.newClient())
+                    .database(accounts.db).application("reader" + r).build();
+            threads.add(new Thread(() -> {
+                while (running.get()) {
+                    try {
+                        List<Optional<Document>> views = reader.readCommitted(accounts.refs);
+                        long total = 0;
+                        for (Optional<Document> view : views) {
+                            long balance = (Long) view.orElseThrow().get("balance");
+                            if (balance < 0) {
+                                problems.add("negative balance in a committed view: " + views);
+                            }
+                            total += balance;
+                        }
+                        if (total != 1_000L * n) {
+                            problems.add("a view that is not one cut: total " + total + " in " + views);
+                        }
+                        reads.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        problems.add("reader: " + e);
+                    }
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        Thread.sleep(4_000);
+        running.set(false);
+        for (Thread t : threads) {
+            t.join(30_000);
+        }
+
+        assertThat(problems).isEmpty();
+        assertThat(transfers.get()).as("transfers").isGreaterThan(50);
+        assertThat(reads.get()).as("reads").isGreaterThan(10);
+    }
+
+    @Test
+    void readCommitted_updateTakenButNotYetChangedByACommittingTransaction_isNotShownHalfDone() throws Exception {
+        // Regression (CycleTest, while rewriting the reader): an update takes its document (lock) in
+        // one write and changes it in a second. A cut read both times between the two and then found
+        // the transaction committed (its state is read after the documents): it showed the credit of
+        // the transaction on one document and the update's document unchanged.
+        String db = mongo.database();
+        mongo.client().getDatabase(db).getCollection("accounts").insertOne(
+                new Document("_id", "Y").append("balance", 100L).append("pendingTransactions", List.of()));
+        mongo.client().getDatabase(db).getCollection("orders").insertOne(new Document("_id", "X").append("state", "UnPaid"));
+        DocumentRef y = DocumentRef.of(db, "accounts", "Y");
+        DocumentRef x = DocumentRef.of(db, "orders", "X");
+        java.util.concurrent.CountDownLatch taken = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try (FaultProxy writerProxy = new FaultProxy(mongo.uri());
+             MongoClient writerClient = writerProxy.newClient();
+             FaultProxy readerProxy = new FaultProxy(mongo.uri());
+             MongoClient readerClient = readerProxy.newClient()) {
+            // the writer's second write of the update (the change, with its before-image) waits
+            writerProxy.runBefore(request -> request.contains("orders") && request.contains("_m2pc.undo"), () -> {
+                taken.countDown();
+                await(release);
+            });
+            TransactionManager writer = TransactionManager.builder().target("default", writerClient).database(db)
+                    .application("writer").build();
+            java.util.concurrent.CompletableFuture<TransactionOutcome> running = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> writer.run(List.of(Operation.increment(y, "balance", 10L, null),
+                            Operation.update(x, new Document("$set", new Document("state", "Paid")), null))));
+            assertThat(taken.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("X taken, Y credited").isTrue();
+            // when the reader asks for the states (after reading both documents twice), the writer
+            // finishes its update and commits
+            readerProxy.runBefore(request -> request.contains("find") && request.contains("transactions")
+                    && !request.contains("transactions_clock"), () -> {
+                release.countDown();
+                long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+                while (mongo.client().getDatabase(db).getCollection("transactions")
+                        .countDocuments(new Document("state", new Document("$in", List.of("applied", "done")))) == 0
+                        && System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            });
+            TransactionManager reader = TransactionManager.builder().target("default", readerClient).database(db)
+                    .application("reader").build();
+
+            List<Optional<Document>> views = reader.readCommitted(List.of(y, x));
+
+            assertThat(running.get(10, java.util.concurrent.TimeUnit.SECONDS).state()).isEqualTo(TransactionState.DONE);
+            boolean credited = views.get(0).orElseThrow().get("balance").equals(110L);
+            boolean paid = views.get(1).orElseThrow().get("state").equals("Paid");
+            assertThat(paid).as("order paid in the cut %s", views).isEqualTo(credited);
+        }
+    }
+
+    private static void await(java.util.concurrent.CountDownLatch latch) {
+        try {
+            latch.await(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
+    void readCommitted_uncommittedIncrementOfAnEmbeddedField_isNotShown() {
+        // Regression (found while rewriting the reader): increments were taken back by top-level
+        // field name only, so an uncommitted increment of "totals.eur" was shown as committed.
+        String db = mongo.database();
+        mongo.client().getDatabase(db).getCollection("ledgers").insertOne(new Document("_id", "L")
+                .append("totals", new Document("eur", 100L)).append("pendingTransactions", List.of()));
+        DocumentRef ledger = DocumentRef.of(db, "ledgers", "L");
+        AtomicBoolean stop = new AtomicBoolean(true);
+        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(db)
+                .application("writer").crashHook((p, id) -> {
+                    if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0)) && stop.getAndSet(false)) {
+                        throw new Stop();
+                    }
+                }).build();
+        assertThatThrownBy(() -> writer.run(List.of(Operation.increment(ledger, "totals.eur", 25L, null))))
+                .isInstanceOf(Stop.class);
+
+        Document single = writer.readCommitted(ledger).orElseThrow();
+        Document inCut = writer.readCommitted(List.of(ledger)).get(0).orElseThrow();
+
+        assertThat(single.get("totals", Document.class).get("eur")).as("read alone").isEqualTo(100L);
+        assertThat(inCut.get("totals", Document.class).get("eur")).as("read in a cut").isEqualTo(100L);
+        mongo.expireLeases(db);
+        writer.recover(Duration.ZERO);
+        assertThat(writer.readCommitted(ledger).orElseThrow().get("totals", Document.class).get("eur")).isEqualTo(125L);
+    }
+
+    /** {@code n} accounts a0..a(n-1) with {@code balance} each, in a database of the test's own. */
+    private static final class Accounts {
+        final String db = mongo.database();
+        final MongoCollection<Document> coll = mongo.client().getDatabase(db).getCollection("accounts");
+        final List<DocumentRef> refs = new ArrayList<>();
+
+        Accounts(int n, long balance) {
+            for (int i = 0; i < n; i++) {
+                coll.insertOne(new Document("_id", "a" + i).append("balance", balance).append("pendingTransactions", List.of()));
+                refs.add(DocumentRef.of(db, "accounts", "a" + i));
+            }
+        }
+
+        boolean isAccountsFind(String request) {
+            return request.contains("find") && request.contains("accounts") && !request.contains("transactions");
+        }
+    }
+}
