@@ -67,23 +67,35 @@ final class ConsistentCut {
     List<Optional<Document>> read(List<DocumentRef> refs, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         Map<Integer, Document> namedUnknown = new HashMap<>();
+        Retry retry = new Retry();
         for (int attempt = 1; ; attempt++) {
-            List<Optional<Document>> views = attempt(refs, namedUnknown);
+            List<Optional<Document>> views = attempt(refs, namedUnknown, retry);
             if (views != null) {
                 return views;
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 throw new TransactionException("could not read " + refs.size() + " documents as one consistent cut within "
-                        + timeout.toMillis() + "ms (" + attempt + " attempts): writers changed them in ways no"
-                        + " transaction they name explains; try again, or give the read a longer timeout", null, null);
+                        + timeout.toMillis() + "ms (" + attempt + " attempts), last because " + retry.why
+                        + "; try again, or give the read a longer timeout", retry.transactionId, null);
             }
             pause(attempt, left);
         }
     }
 
-    /** One attempt: the views, or null if it must be repeated. */
-    private List<Optional<Document>> attempt(List<DocumentRef> refs, Map<Integer, Document> namedUnknown) {
+    /** Why the last attempt was repeated, for the message at the deadline. */
+    private static final class Retry {
+        String why;
+        Object transactionId;
+
+        void because(String why, Object transactionId) {
+            this.why = why;
+            this.transactionId = transactionId;
+        }
+    }
+
+    /** One attempt: the views, or null (with {@code retry} saying why) if it must be repeated. */
+    private List<Optional<Document>> attempt(List<DocumentRef> refs, Map<Integer, Document> namedUnknown, Retry retry) {
         List<Document> first = readAll(refs);
         List<Document> second = readAll(refs);
         Map<Object, Document> transactions = transactionsNamed(first, second);
@@ -96,16 +108,19 @@ final class ConsistentCut {
                     if (second.get(i).equals(namedUnknown.put(i, second.get(i)))) {
                         reader.known(refs.get(i), id, transaction);
                     }
+                    retry.because(refs.get(i) + " names transaction " + id + ", which was not found", id);
                     return null;
                 }
             }
         }
         for (int i = 0; i < refs.size(); i++) {
             if (!explained(refs.get(i), first.get(i), second.get(i), transaction)) {
+                retry.because(refs.get(i) + " changed between its two reads in a way no transaction it names explains"
+                        + " (e.g. a write outside any transaction)", null);
                 return null;
             }
         }
-        if (!committedEverywhereSeen(refs, first, second, transactions.values())) {
+        if (!committedEverywhereSeen(refs, first, second, transactions.values(), retry)) {
             return null;
         }
         List<Optional<Document>> views = new ArrayList<>(refs.size());
@@ -170,7 +185,7 @@ final class ConsistentCut {
      * of each.
      */
     private boolean committedEverywhereSeen(List<DocumentRef> refs, List<Document> first, List<Document> second,
-                                            Iterable<Document> transactions) {
+                                            Iterable<Document> transactions, Retry retry) {
         for (Document tx : transactions) {
             if (!CommittedReader.isCommitted(tx)) {
                 continue;
@@ -179,6 +194,8 @@ final class ConsistentCut {
             for (Operation op : operationsOf.apply(tx)) {
                 for (int i = 0; i < refs.size(); i++) {
                     if (Increments.touches(op, refs.get(i)) && !inEffect(first.get(i), id) && !inEffect(second.get(i), id)) {
+                        retry.because("committed transaction " + tx.get(Fields.ID) + " is not seen on " + refs.get(i)
+                                + " (released there before the reads, or not yet applied there when they ran)", tx.get(Fields.ID));
                         return false;
                     }
                 }
