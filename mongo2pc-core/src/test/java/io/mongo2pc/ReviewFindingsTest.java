@@ -1,6 +1,9 @@
 package io.mongo2pc;
 
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
@@ -241,6 +244,57 @@ class ReviewFindingsTest {
             proxy.stopEvery();
 
             assertThat(thrown).isExactlyInstanceOf(TransactionException.class).hasMessageContaining("busy");
+        }
+    }
+
+    /**
+     * LateInsertCopyTest's ghost again, with the driver's client-side operation timeout instead of
+     * a socket timeout: the failed insert is not taken for in doubt, so it is not noted, and
+     * recovery leaves what its late copy created.
+     */
+    @Test
+    void lateCopyOfAnInsert_lostToAClientSideOperationTimeout_isRemovedByRecovery() throws Exception {
+        String db = mongo.database();
+        MongoDatabase database = mongo.client().getDatabase(db);
+        database.getCollection("accounts").insertOne(new Document("_id", "A").append("balance", 10L).append("pendingTransactions", List.of()));
+        DocumentRef ghost = DocumentRef.of(db, "items", "ghost");
+        AtomicInteger held = new AtomicInteger();
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
+                     .applyConnectionString(new ConnectionString(proxy.uri()))
+                     .timeout(300, TimeUnit.MILLISECONDS)
+                     .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+            TransactionManager owner = TransactionManager.builder().target("default", viaProxy).database(db)
+                    .application("owner").lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                    .retryTimeout(Duration.ofSeconds(10)).build();
+            proxy.runBefore(request -> request.contains("findAndModify") && request.contains("items"), () -> {
+                held.incrementAndGet();
+                sleep(3_000);
+            });
+            TransactionOutcome outcome = owner.run(List.of(
+                    Operation.insert(ghost, new Document("v", 0L)),
+                    Operation.increment(DocumentRef.of(db, "accounts", "A"), "balance", 1L,
+                            new Document("balance", new Document("$gte", 1_000_000L)))));
+            assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (database.getCollection("items").find(Filters.eq("_id", "ghost")).first() == null && System.nanoTime() < until) {
+                Thread.sleep(50);
+            }
+        }
+        assertThat(held).hasValue(1);
+        TransactionManager other = TransactionManager.builder().target("default", mongo.newClient()).database(db)
+                .application("recoverer").build();
+        other.recover();
+
+        assertThat(database.getCollection("items").find(Filters.eq("_id", "ghost")).first())
+                .as("what the late copy created, after recovery").isNull();
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
