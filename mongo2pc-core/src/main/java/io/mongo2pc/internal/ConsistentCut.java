@@ -34,7 +34,10 @@ import java.util.function.Function;
  *       first read (then the marker left with the release), and for an update its change too (an
  *       update takes its document, then changes it in a second write). A committed transaction the
  *       reads name but do not show in effect on one of its documents either was released there
- *       before the first read or is not applied there yet: the attempt cannot tell, and retries.</li>
+ *       before the first read or was applied there only after the second: that document is read
+ *       a third time, after the state, and if it reads as in its second read the effect was in
+ *       (otherwise the attempt retries). A transaction whose operations cannot be read counts as
+ *       touching every document.</li>
  *   <li>A transaction not committed when its state was read, after both reads, was released
  *       nowhere, so its effect is in a second read exactly where its marker is.</li>
  *   <li>A transaction the reads never name was committed and released before the second read of
@@ -47,7 +50,9 @@ import java.util.function.Function;
  * nothing); a document taken by an insert, update or delete must not change at all. Writers are
  * never waited for, only an attempt in which some change cannot be explained is repeated. The
  * limit: unexplained changes that add up to nothing on a document (one increment, and another
- * that takes it back, both applied and released between the two reads) go unnoticed.
+ * that takes it back, both applied and released between the two reads) go unnoticed, and then the
+ * cut may show one of those transactions without its effect on another document (a cut of
+ * accounts need not add up to the total).
  */
 final class ConsistentCut {
     private final Targets targets;
@@ -67,23 +72,35 @@ final class ConsistentCut {
     List<Optional<Document>> read(List<DocumentRef> refs, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         Map<Integer, Document> namedUnknown = new HashMap<>();
+        Retry retry = new Retry();
         for (int attempt = 1; ; attempt++) {
-            List<Optional<Document>> views = attempt(refs, namedUnknown);
+            List<Optional<Document>> views = attempt(refs, namedUnknown, retry);
             if (views != null) {
                 return views;
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 throw new TransactionException("could not read " + refs.size() + " documents as one consistent cut within "
-                        + timeout.toMillis() + "ms (" + attempt + " attempts): writers changed them in ways no"
-                        + " transaction they name explains; try again, or give the read a longer timeout", null, null);
+                        + timeout.toMillis() + "ms (" + attempt + " attempts), last because " + retry.why
+                        + "; try again, or give the read a longer timeout", retry.transactionId, null);
             }
             pause(attempt, left);
         }
     }
 
-    /** One attempt: the views, or null if it must be repeated. */
-    private List<Optional<Document>> attempt(List<DocumentRef> refs, Map<Integer, Document> namedUnknown) {
+    /** Why the last attempt was repeated, for the message at the deadline. */
+    private static final class Retry {
+        String why;
+        Object transactionId;
+
+        void because(String why, Object transactionId) {
+            this.why = why;
+            this.transactionId = transactionId;
+        }
+    }
+
+    /** One attempt: the views, or null (with {@code retry} saying why) if it must be repeated. */
+    private List<Optional<Document>> attempt(List<DocumentRef> refs, Map<Integer, Document> namedUnknown, Retry retry) {
         List<Document> first = readAll(refs);
         List<Document> second = readAll(refs);
         Map<Object, Document> transactions = transactionsNamed(first, second);
@@ -96,16 +113,19 @@ final class ConsistentCut {
                     if (second.get(i).equals(namedUnknown.put(i, second.get(i)))) {
                         reader.known(refs.get(i), id, transaction);
                     }
+                    retry.because(refs.get(i) + " names transaction " + id + ", which was not found", id);
                     return null;
                 }
             }
         }
         for (int i = 0; i < refs.size(); i++) {
             if (!explained(refs.get(i), first.get(i), second.get(i), transaction)) {
+                retry.because(refs.get(i) + " changed between its two reads in a way no transaction it names explains"
+                        + " (e.g. a write outside any transaction)", null);
                 return null;
             }
         }
-        if (!committedEverywhereSeen(refs, first, second, transactions.values())) {
+        if (!committedEverywhereInEffect(refs, first, second, transactions.values(), retry)) {
             return null;
         }
         List<Optional<Document>> views = new ArrayList<>(refs.size());
@@ -156,7 +176,8 @@ final class ConsistentCut {
 
     /** Adds {@code sign} times the increments of {@code tx} on {@code ref} to {@code doc}; false if it has none there. */
     private boolean changeBy(Document doc, DocumentRef ref, Document tx, int sign) {
-        Document increments = tx == null ? null : Increments.of(operationsOf.apply(tx), ref);
+        List<Operation> ops = tx == null ? null : operations(tx);
+        Document increments = ops == null ? null : Increments.of(ops, ref);
         if (increments == null) {
             return false;
         }
@@ -165,26 +186,63 @@ final class ConsistentCut {
     }
 
     /**
-     * True if every committed transaction is seen in effect (by its marker, in one read or the
-     * other) on each document of {@code refs} it touches, so that its effect is in the second read
-     * of each.
+     * True if every committed transaction is in effect in the second read of each document of
+     * {@code refs} it touches (of each document, if its operations cannot be read). Seen by its
+     * marker in one read or the other, it is. Not seen, it was released there before the first
+     * read or applied there only after the second (the state is read after both reads): the
+     * documents where it is not seen are read a third time, after its state was read, when it had
+     * been applied everywhere; one that reads as in its second read held its effect then too
+     * (unless changes that cancel out came and went in between: the limit of the whole cut).
      */
-    private boolean committedEverywhereSeen(List<DocumentRef> refs, List<Document> first, List<Document> second,
-                                            Iterable<Document> transactions) {
+    private boolean committedEverywhereInEffect(List<DocumentRef> refs, List<Document> first, List<Document> second,
+                                                Iterable<Document> transactions, Retry retry) {
+        Map<Integer, Object> unseen = new LinkedHashMap<>();
         for (Document tx : transactions) {
             if (!CommittedReader.isCommitted(tx)) {
                 continue;
             }
             Object id = key(tx.get(Fields.ID));
-            for (Operation op : operationsOf.apply(tx)) {
-                for (int i = 0; i < refs.size(); i++) {
-                    if (Increments.touches(op, refs.get(i)) && !inEffect(first.get(i), id) && !inEffect(second.get(i), id)) {
-                        return false;
-                    }
+            List<Operation> ops = operations(tx);
+            for (int i = 0; i < refs.size(); i++) {
+                if (touches(ops, refs.get(i)) && !inEffect(first.get(i), id) && !inEffect(second.get(i), id)) {
+                    unseen.putIfAbsent(i, tx.get(Fields.ID));
                 }
             }
         }
+        if (unseen.isEmpty()) {
+            return true;
+        }
+        List<Integer> indexes = List.copyOf(unseen.keySet());
+        List<DocumentRef> again = new ArrayList<>(indexes.size());
+        indexes.forEach(i -> again.add(refs.get(i)));
+        List<Document> third = readAll(again);
+        for (int n = 0; n < indexes.size(); n++) {
+            int i = indexes.get(n);
+            if (!Objects.equals(third.get(n), second.get(i))) {
+                Object id = unseen.get(i);
+                retry.because("committed transaction " + id + " is not seen on " + refs.get(i)
+                        + ", which changed after its second read (the transaction may have been applied there only then)", id);
+                return false;
+            }
+        }
         return true;
+    }
+
+    /** True if one of {@code ops} changes {@code ref}; also if {@code ops} is null (not known). */
+    private static boolean touches(List<Operation> ops, DocumentRef ref) {
+        return ops == null || ops.stream().anyMatch(op -> Increments.touches(op, ref));
+    }
+
+    /**
+     * The operations of {@code tx}, or null if this manager cannot read them (no stored operations
+     * and no codec that recognises it, or stored ones it does not know).
+     */
+    private List<Operation> operations(Document tx) {
+        try {
+            return operationsOf.apply(tx);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import com.mongodb.MongoClientException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoNodeIsRecoveringException;
 import com.mongodb.MongoNotPrimaryException;
+import com.mongodb.MongoOperationTimeoutException;
 import com.mongodb.MongoServerException;
 import com.mongodb.MongoSocketException;
 import com.mongodb.MongoSocketOpenException;
@@ -60,11 +61,13 @@ final class Retrier {
     /**
      * True if {@code e} leaves a sent write in doubt: no answer from the server, though the request
      * may have reached it and may still take effect. Not a server's answer, nor a request that was
-     * never sent (no server selected, no connection opened in time).
+     * never sent (no server selected, no connection opened in time). A client-side operation
+     * timeout ({@code timeoutMS}) is in doubt: it ends a request whose answer did not come in time
+     * as it ends one that never left.
      */
     static boolean isInDoubt(RuntimeException e) {
-        return !(e instanceof MongoServerException) && !(e instanceof MongoTimeoutException)
-                && !(e instanceof MongoSocketOpenException);
+        return !(e instanceof MongoServerException) && !(e instanceof MongoSocketOpenException)
+                && (!(e instanceof MongoTimeoutException) || e instanceof MongoOperationTimeoutException);
     }
 
     static boolean isTransient(MongoException e) {
