@@ -75,7 +75,8 @@ final class BenchCommand extends BaseCommand {
     @Option(names = "--plot", paramLabel = "FILE.png", description = "draw throughput and latency over time")
     Path plot;
 
-    @Option(names = "--json", description = "print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\"}")
+    @Option(names = "--json", description = {"print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\",",
+            "\"rttMs\",\"p50RoundTrips\"}: rttMs is the median round trip of a ping before the run, p50RoundTrips p50Ms in those"})
     boolean json;
 
     @Override
@@ -119,6 +120,9 @@ final class BenchCommand extends BaseCommand {
                         + " and never touches existing data: give it an empty database with --db");
             }
             createAccounts(accountsColl);
+            double rttMs = RoundTrip.medianMs(session.connection().client().getDatabase(session.database()));
+            err().printf("bench: a round trip to the server takes %.3f ms (median of pings before the run)%n", rttMs);
+            err().flush();
             long initialTotal = OPENING * accounts;
             MongoCollection<Document> transactionsColl = session.manager().transactions();
             TutorialTransfer tutorial = new TutorialTransfer(accountsColl, transactionsColl);
@@ -233,12 +237,14 @@ final class BenchCommand extends BaseCommand {
                 node.put("p50Ms", round(p50));
                 node.put("p99Ms", round(p99));
                 node.put("anomaly", anomaly);
+                node.put("rttMs", round(rttMs));
+                node.put("p50RoundTrips", round(RoundTrip.in(p50, rttMs)));
                 printJson(node);
             } else {
                 say(String.format("%s: %d threads, %d accounts: %d committed, %d canceled in %.1fs = %.0f tps;"
-                                + " latency p50 %.2f ms, p99 %.2f ms; anomaly %s (total %s, expected %d)",
-                        mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, p99, anomaly,
-                        finalTotal.toPlainString(), initialTotal));
+                                + " latency p50 %.2f ms (%.1f round trips of %.3f ms), p99 %.2f ms; anomaly %s (total %s, expected %d)",
+                        mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, RoundTrip.in(p50, rttMs), rttMs,
+                        p99, anomaly, finalTotal.toPlainString(), initialTotal));
             }
             return ExitCodes.OK;
         }
