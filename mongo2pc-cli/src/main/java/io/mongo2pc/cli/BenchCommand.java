@@ -65,6 +65,11 @@ final class BenchCommand extends BaseCommand {
             "the run's time includes finishing them all) (default: ${DEFAULT-VALUE})"})
     Finish finish = Finish.inline;
 
+    @Option(names = "--combined-requests", paramLabel = "N", description = {"library mode: the most combined write requests out at once per",
+            "collection (TransactionManager.Builder.combinedRequestsInFlight; default: the library's, "
+                    + TransactionManager.Builder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
+    Integer combinedRequests;
+
     @Option(names = "--warmup", paramLabel = "D", converter = DurationConverter.class,
             description = "load run first and not measured, with --duration (default 3s; 0 for none)")
     Duration warmup;
@@ -95,6 +100,12 @@ final class BenchCommand extends BaseCommand {
         if (finish == Finish.background && mode != Mode.library) {
             throw CliException.badInput("--finish background applies to --mode library only");
         }
+        if (combinedRequests != null && mode != Mode.library) {
+            throw CliException.badInput("--combined-requests applies to --mode library only");
+        }
+        if (combinedRequests != null && (combinedRequests < 1 || combinedRequests > 1_000)) {
+            throw CliException.badInput("--combined-requests must be between 1 and 1000, got " + combinedRequests);
+        }
         if (duration != null && transfers != null) {
             throw CliException.badInput("give --duration or --transfers, not both");
         }
@@ -112,8 +123,9 @@ final class BenchCommand extends BaseCommand {
             }
         }
         try (Session session = open();
-             TransactionManager background = finish == Finish.background ? session.newBackgroundManager() : null) {
-            Bank bank = background == null ? session.bank() : new Bank(background);
+             TransactionManager own = finish == Finish.background || combinedRequests != null
+                     ? session.newBenchManager(finish == Finish.background, combinedRequests) : null) {
+            Bank bank = own == null ? session.bank() : new Bank(own);
             MongoCollection<Document> accountsColl = bank.accounts();
             if (accountsColl.countDocuments() > 0) {
                 throw CliException.badInput("database " + session.database() + " already holds accounts; bench creates its own"
@@ -201,9 +213,9 @@ final class BenchCommand extends BaseCommand {
                 worker.get(); // surface a worker's failure
             }
             total.add(latencies.getIntervalHistogram());
-            if (background != null) {
+            if (own != null && finish == Finish.background) {
                 long waitStart = System.nanoTime();
-                if (!background.awaitFinished(Duration.ofMinutes(2))) {
+                if (!own.awaitFinished(Duration.ofMinutes(2))) {
                     throw new IllegalStateException("committed transfers were still not done 2 minutes after the run");
                 }
                 err().printf("bench: waited %.1f ms for the background finisher to mark the last transfers done%n",
