@@ -32,16 +32,17 @@ warm_server() {
   done
 }
 
-# run_bench CLIENT_JAR ITEM THREADS SECONDS PREFIX: one measured `bench --json` against $URI, in a
+# run_bench CLIENT_JAR ITEM THREADS SECONDS PREFIX [BENCH_ARG...]: one measured `bench --json` against $URI, in a
 # database named after RUN (advance it before each call: this may run in a pipeline's subshell);
 # ITEM is a mode, or library:background for --finish background. Prints its JSON line with PREFIX
 # (e.g. "addedLatencyMs":1,) and "finish" added in front (the bench's own keys are the CLI contract).
 run_bench() {
   local jar=$1 item=$2 threads=$3 seconds=$4 prefix=$5 mode finish
+  shift 5
   mode=${item%%:*}
   finish=inline
   [ "$item" != "$mode" ] && finish=${item#*:}
   java -jar "$jar" --uri "$URI" --db "bench_${RUN}_${mode}" bench --mode "$mode" --threads "$threads" --finish "$finish" \
     --accounts "${ACCOUNTS:-1000}" --duration "${seconds}s" --warmup "${CLIENT_WARMUP:-30}s" --json \
-    ${PLOT:+--plot "bench-$mode-$finish-$threads.png"} 2>/dev/null | sed "s/^{/{${prefix}\"finish\":\"$finish\",/"
+    ${PLOT:+--plot "bench-$mode-$finish-$threads.png"} "$@" 2>/dev/null | sed "s/^{/{${prefix}\"finish\":\"$finish\",/"
 }

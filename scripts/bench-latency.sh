@@ -3,12 +3,14 @@
 # `serve --in-memory --latency L` in its own JVM, warmed up, then raw, tutorial, library and library
 # with --finish background side by side, at each thread count of THREADS (default "16 1").
 # Usage: scripts/bench-latency.sh [SECONDS]          (build first: mvn -q -DskipTests package)
-# Prints one JSON line per run: the bench's own keys with "addedLatencyMs", "finish" and, with
-# several clients, "client" added; also appended to OUT (default bench-latency.jsonl, emptied
+# Prints one JSON line per run: the bench's own keys with "addedLatencyMs", "finish" and, for the
+# library runs of several clients, "client" added; also appended to OUT (default bench-latency.jsonl, emptied
 # first). Then draws PLOT_FILE (default bench-latency.png): throughput against added latency, one
 # chart per thread count. Progress goes to stderr.
-# CLIENTS="new=mongo2pc-cli/target/mongo2pc.jar old=/tmp/old/mongo2pc.jar" runs every mode with
-# each client in turn against the same server (started from JAR), to compare two builds in one run.
+# CLIENTS="new=mongo2pc-cli/target/mongo2pc.jar old=/tmp/old/mongo2pc.jar" runs the library modes
+# with each client in turn against the same server (started from JAR), to compare two builds in one
+# run; raw and tutorial, the yardsticks, run with the first client only. A client may carry extra
+# bench arguments for its library runs after commas: "n8=mongo2pc.jar,--combined-requests,8".
 # ROUNDS, SERVER_WARMUP, CLIENT_WARMUP, MODES and ACCOUNTS as in bench-side-by-side.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +27,8 @@ trap stop_server EXIT
 : > "$OUT"
 set -- $CLIENTS
 several=$(( $# > 1 ))
-total=$(( $(wc -w <<< "$LATENCIES") * ${ROUNDS:-1} * $(wc -w <<< "$THREADS") * $(wc -w <<< "$MODES") * $# ))
+library_modes=$(tr ' ' '\n' <<< "$MODES" | grep -c '^library' || true)
+total=$(( $(wc -w <<< "$LATENCIES") * ${ROUNDS:-1} * $(wc -w <<< "$THREADS") * ($(wc -w <<< "$MODES") - library_modes + library_modes * $#) ))
 done_runs=0
 RUN=0
 for latency in $LATENCIES; do
@@ -42,14 +45,20 @@ for latency in $LATENCIES; do
       for item in $MODES; do
         for client in $CLIENTS; do
           label=${client%%=*}
-          jar=${client#*=}
+          IFS=, read -r -a spec <<< "${client#*=}"
+          jar=${spec[0]}
+          extra=("${spec[@]:1}")
+          if [ "${item%%:*}" != library ]; then
+            [ "$client" != "${CLIENTS%% *}" ] && continue # raw and tutorial: the first client only
+            extra=()
+          fi
           done_runs=$((done_runs + 1))
           echo "run $done_runs of $total: latency $latency, round $round, $t threads, $item, client $label" \
             "(${CLIENT_WARMUP:-30}s warm-up + ${SECONDS_PER_RUN}s)" >&2
           prefix="\"addedLatencyMs\":$ms,"
-          [ "$several" = 1 ] && prefix="\"client\":\"$label\",$prefix"
+          [ "$several" = 1 ] && [ "${item%%:*}" = library ] && prefix="\"client\":\"$label\",$prefix"
           RUN=$((RUN + 1))
-          run_bench "$jar" "$item" "$t" "$SECONDS_PER_RUN" "$prefix" | tee -a "$OUT"
+          run_bench "$jar" "$item" "$t" "$SECONDS_PER_RUN" "$prefix" "${extra[@]}" | tee -a "$OUT"
         done
       done
     done
