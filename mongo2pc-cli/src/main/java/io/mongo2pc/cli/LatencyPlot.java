@@ -30,6 +30,8 @@ public final class LatencyPlot {
         ObjectMapper mapper = new ObjectMapper();
         // threads -> series name -> latency -> tps of each round
         Map<Integer, Map<String, Map<Double, List<Double>>>> runs = new TreeMap<>((a, b) -> b - a);
+        List<String> clients = new ArrayList<>(); // in the order they ran: with two, the first is the old one
+        List<String> modes = new ArrayList<>();
         for (String line : Files.readAllLines(Path.of(args[0]))) {
             if (!line.startsWith("{")) {
                 continue;
@@ -38,11 +40,18 @@ public final class LatencyPlot {
             if (run.get("tps") == null || run.get("addedLatencyMs") == null) {
                 continue;
             }
+            String name = name(run);
+            if (!client(name).isEmpty()) {
+                addOnce(clients, client(name));
+            }
+            addOnce(modes, mode(name));
             runs.computeIfAbsent(run.get("threads").asInt(), t -> new TreeMap<>())
-                    .computeIfAbsent(name(run), n -> new TreeMap<>())
+                    .computeIfAbsent(name, n -> new TreeMap<>())
                     .computeIfAbsent(run.get("addedLatencyMs").asDouble(), l -> new ArrayList<>())
                     .add(run.get("tps").asDouble());
         }
+        // Two clients (say old and new): a colour per mode, the first client dashed. More: a colour per line.
+        boolean byMode = clients.size() <= 2;
         List<LineChart.Panel> panels = new ArrayList<>();
         for (Map.Entry<Integer, Map<String, Map<Double, List<Double>>>> byThreads : runs.entrySet()) {
             List<LineChart.Series> series = new ArrayList<>();
@@ -51,8 +60,10 @@ public final class LatencyPlot {
                 List<double[]> points = new ArrayList<>();
                 line.getValue().forEach((latency, tps) ->
                         points.add(new double[]{latency, tps.stream().mapToDouble(Double::doubleValue).average().orElse(0)}));
-                series.add(new LineChart.Series(line.getKey(), LineChart.PALETTE.get(color++ % LineChart.PALETTE.size()),
-                        points, true));
+                String name = line.getKey();
+                int c = byMode ? modes.indexOf(mode(name)) : color++;
+                boolean dashed = byMode && clients.size() == 2 && clients.indexOf(client(name)) == 0;
+                series.add(new LineChart.Series(name, LineChart.PALETTE.get(c % LineChart.PALETTE.size()), points, true, dashed));
             }
             int threads = byThreads.getKey();
             panels.add(new LineChart.Panel(threads + (threads == 1 ? " thread" : " threads"),
@@ -60,6 +71,23 @@ public final class LatencyPlot {
         }
         String title = args.length == 3 ? args[2] : "mongo2pc bench: throughput against added latency";
         LineChart.write(Path.of(args[1]), title, panels);
+    }
+
+    private static void addOnce(List<String> list, String item) {
+        if (!list.contains(item)) {
+            list.add(item);
+        }
+    }
+
+    /** The client's label of a series name ("" for the yardsticks, which run once). */
+    private static String client(String name) {
+        int colon = name.indexOf(": ");
+        return colon < 0 ? "" : name.substring(0, colon);
+    }
+
+    private static String mode(String name) {
+        int colon = name.indexOf(": ");
+        return colon < 0 ? name : name.substring(colon + 2);
     }
 
     /** "raw", "tutorial", "library", "library (background)", prefixed by the client's label if there is one. */

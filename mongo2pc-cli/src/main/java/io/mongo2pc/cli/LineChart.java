@@ -21,16 +21,22 @@ import java.util.Locale;
 final class LineChart {
     /** Colours for series in the order given. */
     static final List<Color> PALETTE = List.of(new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c),
-            new Color(0xff7f0e), new Color(0x9467bd), new Color(0x8c564b), new Color(0x17becf), new Color(0x7f7f7f));
+            new Color(0xff7f0e), new Color(0x9467bd), new Color(0x8c564b), new Color(0x17becf), new Color(0x7f7f7f),
+            new Color(0xbcbd22), new Color(0xe377c2), new Color(0x393b79), new Color(0x637939));
 
     private static final int WIDTH = 900;
     private static final int PANEL = 300;
     private static final int LEFT = 80;
-    private static final int RIGHT = 30;
+    /** Room right of the plot for the legend. */
+    private static final int RIGHT = 230;
     private static final int TOP = 50;
 
-    /** One line: its name in the legend, its colour, and its points {x, y} in order of x. */
-    record Series(String name, Color color, List<double[]> points, boolean marked) { }
+    /** One line: its name in the legend, its colour, its points {x, y} in order of x, dots on them, dashes. */
+    record Series(String name, Color color, List<double[]> points, boolean marked, boolean dashed) {
+        Series(String name, Color color, List<double[]> points, boolean marked) {
+            this(name, color, points, marked, false);
+        }
+    }
 
     /** One chart: its title above it, the label of each axis, its lines, and whether y is on a log scale. */
     record Panel(String title, String xLabel, String yLabel, List<Series> series, boolean logY) {
@@ -112,10 +118,12 @@ final class LineChart {
         rotated.rotate(-Math.PI / 2);
         rotated.drawString(panel.yLabel(), -(plotTop + height / 2 + fm.stringWidth(panel.yLabel()) / 2), 16);
         rotated.dispose();
-        int legendY = plotTop + 16;
+        int legendY = plotTop + 12;
         for (Series s : panel.series()) {
             g.setColor(s.color());
-            g.setStroke(new BasicStroke(2));
+            g.setStroke(s.dashed()
+                    ? new BasicStroke(2, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, new float[]{7, 5}, 0)
+                    : new BasicStroke(2));
             int px = -1;
             int py = -1;
             for (double[] p : s.points()) {
@@ -130,11 +138,11 @@ final class LineChart {
                 px = x;
                 py = y;
             }
-            int legendX = LEFT + width - 200;
-            g.drawLine(legendX, legendY - 4, legendX + 20, legendY - 4);
+            int legendX = LEFT + width + 15;
+            g.drawLine(legendX, legendY - 4, legendX + 24, legendY - 4);
             g.setColor(Color.BLACK);
-            g.drawString(s.name(), legendX + 26, legendY);
-            legendY += 15;
+            g.drawString(s.name(), legendX + 30, legendY);
+            legendY += 16;
         }
         g.setStroke(new BasicStroke(1));
     }
