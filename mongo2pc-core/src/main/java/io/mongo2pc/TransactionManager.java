@@ -280,7 +280,7 @@ public final class TransactionManager implements AutoCloseable {
     /** Builds a {@link TransactionManager}; each setter checks its value and names it when refusing. */
     public static final class Builder {
         /** See {@link #combinedRequestsInFlight(int)}. */
-        public static final int DEFAULT_COMBINED_REQUESTS_IN_FLIGHT = 4;
+        public static final int DEFAULT_COMBINED_REQUESTS_IN_FLIGHT = 16;
 
         private final Map<String, MongoClient> targets = new LinkedHashMap<>();
         private String database = "mongo2pc";
@@ -461,12 +461,14 @@ public final class TransactionManager implements AutoCloseable {
         /**
          * The most combined write requests one manager keeps out at once per collection. The writes
          * that concurrent transactions make to one collection share requests (group commit, see
-         * docs/PROTOCOL.md): a thread that finds fewer than this many out sends its write at once,
-         * with whatever others queued meanwhile; otherwise it queues and the next request carries
-         * it. More requests out means less waiting when every request costs a network round trip;
-         * fewer means more writes per request, less work for the server. Each request out holds a
-         * connection of the target's pool, so keep this below its {@code maxPoolSize} (the
-         * driver's default is 100). Default {@value #DEFAULT_COMBINED_REQUESTS_IN_FLIGHT}.
+         * docs/PROTOCOL.md): a thread that finds a request slot free sends its write at once, with
+         * whatever others queued meanwhile; otherwise it queues and the next request carries it.
+         * Up to this many are out while requests come back within twice the fastest recent one (a
+         * round trip that is mostly network latency, which more requests share for free), fewer
+         * while they come back slower (the server or this process is busy: more writes then share
+         * each request, and the work per write falls). Each request out holds a connection of the
+         * target's pool, so keep this below its {@code maxPoolSize} (the driver's default is 100)
+         * divided by the collections written. Default {@value #DEFAULT_COMBINED_REQUESTS_IN_FLIGHT}.
          */
         public Builder combinedRequestsInFlight(int requests) {
             if (requests < 1 || requests > 1_000) {

@@ -9,13 +9,16 @@ import java.util.function.Function;
 import java.util.function.ToIntFunction;
 
 /**
- * Batching of requests that threads make at the same moment, with up to {@code maxInFlight}
- * requests out at once. A thread that finds a request slot free sends its own input at once,
- * together with whatever other threads have queued meanwhile; a thread that finds every slot taken
- * queues its input, and the next thread to get a slot carries it. So a thread waits for an
- * unrelated request only when all slots are taken, and a sender never carries only others'
- * inputs: its own input is always in the request it sends, and it returns with that answer.
- * A lone thread sends at once, with no delay. Thread-safe. Internal: not part of mongo2pc's API.
+ * Batching of requests that threads make at the same moment, with several requests out at once:
+ * up to {@code maxInFlight}, fewer while requests come back slower than twice the fastest recent
+ * one ({@link InFlightLimit}). A thread that finds a request slot free sends its own input at
+ * once, together with whatever other threads have queued meanwhile; a thread that finds every
+ * slot taken queues its input, and the next thread to get a slot carries it. So a thread waits
+ * for an unrelated request only when all slots are taken: when round trips are network latency,
+ * each step costs one; when they are the server's work, inputs queue and share requests. A sender
+ * never carries only others' inputs: its own is always in the request it sends, and it returns
+ * with that answer. A lone thread sends at once, with no delay. Thread-safe. Internal: not part
+ * of mongo2pc's API.
  *
  * @param <I> what one thread asks for
  * @param <O> its answer
@@ -27,7 +30,7 @@ public final class Batcher<I, O> {
     private final Function<List<I>, List<O>> send;
     private final ToIntFunction<I> weight;
     private final int maxWeight;
-    private final int maxInFlight;
+    private final InFlightLimit limit;
     private final ConcurrentLinkedQueue<Entry<I, O>> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger inFlight = new AtomicInteger();
 
@@ -39,13 +42,15 @@ public final class Batcher<I, O> {
      * @param maxInFlight the most requests out at once
      */
     public Batcher(Function<List<I>, List<O>> send, ToIntFunction<I> weight, int maxWeight, int maxInFlight) {
-        if (maxInFlight < 1) {
-            throw new IllegalArgumentException("maxInFlight must be at least 1, got " + maxInFlight);
-        }
         this.send = send;
         this.weight = weight;
         this.maxWeight = maxWeight;
-        this.maxInFlight = maxInFlight;
+        this.limit = new InFlightLimit(maxInFlight);
+    }
+
+    /** How many requests may be out now (for tests). */
+    int limit() {
+        return limit.get();
     }
 
     private static final class Entry<I, O> {
@@ -90,7 +95,7 @@ public final class Batcher<I, O> {
     private boolean tryTakeSlot() {
         while (true) {
             int current = inFlight.get();
-            if (current >= maxInFlight) {
+            if (current >= limit.get()) {
                 return false;
             }
             if (inFlight.compareAndSet(current, current + 1)) {
@@ -125,7 +130,9 @@ public final class Batcher<I, O> {
         List<O> outputs = null;
         RuntimeException error = null;
         try {
+            long sent = System.nanoTime();
             outputs = send.apply(inputs);
+            limit.roundTrip(System.nanoTime() - sent);
             if (outputs.size() != inputs.size()) {
                 error = new IllegalStateException("a batch of " + inputs.size() + " got " + outputs.size() + " answers");
             }
