@@ -20,9 +20,10 @@ import java.util.Set;
 /**
  * Group commit of single-document writes: the threads that write to one collection at the same
  * moment send their writes together, in one unordered bulk request, instead of one request each.
- * Up to {@code requestsInFlight} such requests are out at once ({@link Batcher}): a thread that
- * finds one free sends its write at once with whatever others queued meanwhile; only when all are
- * out does it queue, and the next sender carries it. A lone thread sends its write at once.
+ * Several such requests are out at once ({@link Batcher}): up to {@code requestsInFlight}, fewer
+ * while they come back slower than twice the fastest recent one ({@link InFlightLimit}). A thread
+ * that finds a slot free sends its write at once with whatever others queued meanwhile; only when
+ * all are out does it queue, and the next sender carries it. A lone thread sends its write at once.
  *
  * <p>Every write stays its own atomic single-document update with its own filter (guards, marker,
  * deadline, compare-and-set): combining changes how many requests carry them, not what each does.
