@@ -23,22 +23,11 @@ class BatcherTest {
 
     @Test
     void manyThreads_eachGetsItsOwnAnswer_oneRequestInFlight_andRequestsAreShared() throws Exception {
-        AtomicInteger inFlight = new AtomicInteger();
-        AtomicInteger maxInFlight = new AtomicInteger();
-        AtomicInteger requests = new AtomicInteger();
-        Batcher<Integer, Integer> batcher = new Batcher<>(inputs -> {
-            maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-            requests.incrementAndGet();
-            try {
-                Thread.sleep(1); // a round trip, so that others queue meanwhile
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            List<Integer> out = new ArrayList<>();
-            inputs.forEach(i -> out.add(i * 2));
-            inFlight.decrementAndGet();
-            return out;
-        }, i -> 1, 64, 1);
+        CountingSender<Integer, Integer> sender = new CountingSender<>(inputs -> {
+            CountingSender.sleep(1); // a round trip, so that others queue meanwhile
+            return inputs.stream().map(i -> i * 2).toList();
+        });
+        Batcher<Integer, Integer> batcher = new Batcher<>(sender, i -> 1, 64, 1);
         ExecutorService pool = Executors.newFixedThreadPool(16);
         List<Future<Integer>> futures = new ArrayList<>();
         for (int t = 0; t < 16; t++) {
@@ -57,18 +46,16 @@ class BatcherTest {
             assertThat(f.get(1, TimeUnit.MINUTES)).isZero();
         }
         pool.shutdown();
-        assertThat(maxInFlight.get()).isEqualTo(1);
-        assertThat(requests.get()).as("requests for 3200 inputs").isLessThan(3200);
+        assertThat(sender.maxInFlight.get()).isEqualTo(1);
+        assertThat(sender.requests.get()).as("requests for 3200 inputs").isLessThan(3200);
     }
 
     @Test
     void withFourInFlight_fourThreadsArrivingTogether_eachSendsAtOnce_noneWaitsForAnother() throws Exception {
         int threads = 4;
-        long roundTripMs = 100;
-        AtomicInteger requests = new AtomicInteger();
+        long roundTripMs = 300;
         Batcher<Integer, Integer> batcher = new Batcher<>(inputs -> {
-            requests.incrementAndGet();
-            sleep(roundTripMs);
+            CountingSender.sleep(roundTripMs);
             return inputs;
         }, i -> 1, 64, threads);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -84,7 +71,7 @@ class BatcherTest {
             }));
         }
         for (Future<Long> f : futures) {
-            // Waiting for another thread's request first would take two round trips (200 ms).
+            // Waiting for another thread's request first would take two round trips (600 ms).
             assertThat(f.get(1, TimeUnit.MINUTES)).as("ms for one input").isLessThan(roundTripMs + roundTripMs / 2);
         }
         pool.shutdown();
@@ -94,22 +81,17 @@ class BatcherTest {
     void moreThreadsThanSlots_atMostMaxInFlight_requestsShared_andASenderAlwaysCarriesItsOwnInput() throws Exception {
         int threads = 16;
         int slots = 4;
-        AtomicInteger inFlight = new AtomicInteger();
-        AtomicInteger maxInFlight = new AtomicInteger();
-        AtomicInteger requests = new AtomicInteger();
         AtomicInteger withoutOwn = new AtomicInteger();
-        Batcher<long[], Long> batcher = new Batcher<>(inputs -> {
-            maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-            requests.incrementAndGet();
+        CountingSender<long[], Long> sender = new CountingSender<>(inputs -> {
             // each input names the thread that submitted it: the sender must be one of them
-            long sender = Thread.currentThread().getId();
-            if (inputs.stream().noneMatch(in -> in[0] == sender)) {
+            long sending = Thread.currentThread().getId();
+            if (inputs.stream().noneMatch(in -> in[0] == sending)) {
                 withoutOwn.incrementAndGet();
             }
-            sleep(2);
-            inFlight.decrementAndGet();
+            CountingSender.sleep(2);
             return inputs.stream().map(in -> in[1] * 2).toList();
-        }, in -> 1, 64, slots);
+        });
+        Batcher<long[], Long> batcher = new Batcher<>(sender, in -> 1, 64, slots);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Future<Integer>> futures = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -128,17 +110,9 @@ class BatcherTest {
             assertThat(f.get(1, TimeUnit.MINUTES)).isZero();
         }
         pool.shutdown();
-        assertThat(maxInFlight.get()).isBetween(2, slots);
+        assertThat(sender.maxInFlight.get()).isBetween(2, slots);
         assertThat(withoutOwn.get()).as("requests sent by a thread none of whose inputs they carried").isZero();
-        assertThat(requests.get()).as("requests for 3200 inputs").isLessThan(3200);
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        assertThat(sender.requests.get()).as("requests for 3200 inputs").isLessThan(3200);
     }
 
     @Test

@@ -8,7 +8,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -51,14 +50,14 @@ class InFlightLimitTest {
         Object server = new Object();
         Shape busy = run(inputs -> {
             synchronized (server) {
-                sleep(2);
+                CountingSender.sleep(2);
             }
         });
         assertThat(busy.finalLimit).as("requests out at the end, busy server").isLessThanOrEqualTo(3);
         assertThat(busy.inputsPerRequest).as("inputs per request, busy server").isGreaterThan(3.0);
 
         // A server 10 ms away that is never busy: every request out costs nothing more.
-        Shape distant = run(inputs -> sleep(10));
+        Shape distant = run(inputs -> CountingSender.sleep(10));
         assertThat(distant.finalLimit).as("requests out at the end, distant server").isEqualTo(8);
         assertThat(distant.maxInFlight).isEqualTo(8);
     }
@@ -70,16 +69,11 @@ class InFlightLimitTest {
     }
 
     private static Shape run(Server server) throws Exception {
-        AtomicInteger inFlight = new AtomicInteger();
-        AtomicInteger maxInFlight = new AtomicInteger();
-        AtomicInteger requests = new AtomicInteger();
-        Batcher<Integer, Integer> batcher = new Batcher<>(inputs -> {
-            maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-            requests.incrementAndGet();
+        CountingSender<Integer, Integer> sender = new CountingSender<>(inputs -> {
             server.handle(inputs);
-            inFlight.decrementAndGet();
             return inputs;
-        }, i -> 1, 64, 8);
+        });
+        Batcher<Integer, Integer> batcher = new Batcher<>(sender, i -> 1, 64, 8);
         int threads = 16;
         int perThread = 60;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -96,14 +90,6 @@ class InFlightLimitTest {
             f.get(2, TimeUnit.MINUTES);
         }
         pool.shutdown();
-        return new Shape(batcher.limit(), maxInFlight.get(), (double) threads * perThread / requests.get());
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        return new Shape(batcher.limit(), sender.maxInFlight.get(), (double) threads * perThread / sender.requests.get());
     }
 }
