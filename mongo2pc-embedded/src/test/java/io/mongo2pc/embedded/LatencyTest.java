@@ -66,7 +66,7 @@ class LatencyTest {
             }
             assertThat(trips).allSatisfy(t -> assertThat(t).as("round trip in ns").isGreaterThanOrEqualTo(LATENCY_NANOS));
             trips.sort(null);
-            assertThat(trips.get(trips.size() / 2)).as("median round trip in ns").isLessThan(LATENCY_NANOS + 40_000_000L);
+            assertThat(trips.get(trips.size() / 2)).as("median round trip in ns").isLessThan(LATENCY_NANOS + 100_000_000L);
         }
     }
 
@@ -82,9 +82,9 @@ class LatencyTest {
                 roundTrips(pool, db, connections, new CyclicBarrier(connections));
                 List<Long> trips = roundTrips(pool, db, connections, new CyclicBarrier(connections));
                 // Were the replies waited for on the server's threads (two here), the last of the 64
-                // would come after 32 x 50 ms = 1.6 s.
+                // would come after 32 x 50 ms = 1.6 s (the margin is for a loaded machine).
                 assertThat(trips).allSatisfy(t -> assertThat(t).as("round trip in ns")
-                        .isGreaterThanOrEqualTo(LATENCY_NANOS).isLessThan(LATENCY_NANOS + 250_000_000L));
+                        .isGreaterThanOrEqualTo(LATENCY_NANOS).isLessThan(LATENCY_NANOS + 750_000_000L));
             } finally {
                 pool.shutdownNow();
             }
