@@ -50,7 +50,7 @@ public final class TransactionManager implements AutoCloseable {
     private TransactionManager(Settings settings) {
         this.settings = settings;
         this.engine = new Engine(new Engine.Config(
-                new Targets(settings.targets, settings.writeConcern, settings.readConcern),
+                new Targets(settings.targets, settings.writeConcern, settings.readConcern, settings.combinedRequestsInFlight),
                 settings.database, settings.transactionsCollection, settings.application, settings.owner,
                 settings.lease, settings.maxClockSkew, settings.retryTimeout, settings.conflictTimeout,
                 settings.maxOperations, settings.maxMarkers, settings.crashHook, settings.metrics,
@@ -287,6 +287,7 @@ public final class TransactionManager implements AutoCloseable {
         private final List<TransactionCodec> codecs;
         private final Supplier<Object> ids;
         private final boolean finishInBackground;
+        private final int combinedRequestsInFlight;
 
         private Settings(Builder b) {
             this.targets = Map.copyOf(b.targets);
@@ -315,6 +316,7 @@ public final class TransactionManager implements AutoCloseable {
             this.codecs = List.copyOf(b.codecs);
             this.ids = b.ids;
             this.finishInBackground = b.finishInBackground;
+            this.combinedRequestsInFlight = b.combinedRequestsInFlight;
         }
 
         public String database() { return database; }
@@ -330,6 +332,8 @@ public final class TransactionManager implements AutoCloseable {
         public int maxOperations() { return maxOperations; }
         public int maxMarkers() { return maxMarkers; }
         public boolean finishInBackground() { return finishInBackground; }
+        /** The most combined write requests out at once per collection (group commit). */
+        public int combinedRequestsInFlight() { return combinedRequestsInFlight; }
         public WriteConcern writeConcern() { return writeConcern; }
         public ReadConcern readConcern() { return readConcern; }
         public MongoClient target(String name) { return targets.get(name); }
@@ -337,6 +341,9 @@ public final class TransactionManager implements AutoCloseable {
 
     /** Builds a {@link TransactionManager}; each setter checks its value and names it when refusing. */
     public static final class Builder {
+        /** See {@link #combinedRequestsInFlight(int)}. */
+        public static final int DEFAULT_COMBINED_REQUESTS_IN_FLIGHT = 16;
+
         private final Map<String, MongoClient> targets = new LinkedHashMap<>();
         private String database = "mongo2pc";
         private String transactionsCollection = "transactions";
@@ -355,6 +362,7 @@ public final class TransactionManager implements AutoCloseable {
         private final List<TransactionCodec> codecs = new ArrayList<>();
         private Supplier<Object> ids = ObjectId::new;
         private boolean finishInBackground;
+        private int combinedRequestsInFlight = DEFAULT_COMBINED_REQUESTS_IN_FLIGHT;
 
         private Builder() { }
 
@@ -513,6 +521,26 @@ public final class TransactionManager implements AutoCloseable {
          */
         public Builder finishInBackground(boolean finishInBackground) {
             this.finishInBackground = finishInBackground;
+            return this;
+        }
+
+        /**
+         * The most combined write requests one manager keeps out at once per collection. The writes
+         * that concurrent transactions make to one collection share requests (group commit, see
+         * docs/PROTOCOL.md): a thread that finds a request slot free sends its write at once, with
+         * whatever others queued meanwhile; otherwise it queues and the next request carries it.
+         * Up to this many are out while requests come back within twice the fastest recent one (a
+         * round trip that is mostly network latency, which more requests share for free), fewer
+         * while they come back slower (the server or this process is busy: more writes then share
+         * each request, and the work per write falls). Each request out holds a connection of the
+         * target's pool, so keep this below its {@code maxPoolSize} (the driver's default is 100)
+         * divided by the collections written. Default {@value #DEFAULT_COMBINED_REQUESTS_IN_FLIGHT}.
+         */
+        public Builder combinedRequestsInFlight(int requests) {
+            if (requests < 1 || requests > 1_000) {
+                throw new IllegalArgumentException("combinedRequestsInFlight must be between 1 and 1000, got " + requests);
+            }
+            this.combinedRequestsInFlight = requests;
             return this;
         }
 

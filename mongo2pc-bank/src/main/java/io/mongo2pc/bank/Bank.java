@@ -56,8 +56,7 @@ public final class Bank {
      */
     private final Set<Object> known = ConcurrentHashMap.newKeySet();
     private static final int KNOWN_MAX = 100_000;
-    private final Batcher<List<Object>, Set<Object>> lookups =
-            new Batcher<>(this::findExisting, List::size, 512);
+    private final Batcher<List<Object>, Set<Object>> lookups;
 
     /**
      * A bank on {@code manager}, which must have been built with {@link TransferCodec#INSTANCE}
@@ -68,6 +67,7 @@ public final class Bank {
         TransactionManager.Settings s = manager.settings();
         this.accounts = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(s.database()).getCollection(ACCOUNTS)
                 .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
+        this.lookups = new Batcher<>(this::findExisting, List::size, 512, s.combinedRequestsInFlight());
     }
 
     /** Registers what a manager needs to run and recover transfers. */

@@ -66,6 +66,11 @@ final class BenchCommand extends BaseCommand {
             "the run's time includes finishing them all) (default: ${DEFAULT-VALUE})"})
     Finish finish = Finish.inline;
 
+    @Option(names = "--combined-requests", paramLabel = "N", description = {"library mode: the most combined write requests out at once per",
+            "collection (TransactionManager.Builder.combinedRequestsInFlight; default: the library's, "
+                    + TransactionManager.Builder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
+    Integer combinedRequests;
+
     @Option(names = "--warmup", paramLabel = "D", converter = DurationConverter.class,
             description = "load run first and not measured, with --duration (default 3s; 0 for none)")
     Duration warmup;
@@ -76,7 +81,8 @@ final class BenchCommand extends BaseCommand {
     @Option(names = "--plot", paramLabel = "FILE.png", description = "draw throughput and latency over time")
     Path plot;
 
-    @Option(names = "--json", description = "print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\"}")
+    @Option(names = "--json", description = {"print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\",",
+            "\"rttMs\",\"p50RoundTrips\"}: rttMs is the median round trip of a ping before the run, p50RoundTrips p50Ms in those"})
     boolean json;
 
     @Override
@@ -95,6 +101,12 @@ final class BenchCommand extends BaseCommand {
         if (finish == Finish.background && mode != Mode.library) {
             throw CliException.badInput("--finish background applies to --mode library only");
         }
+        if (combinedRequests != null && mode != Mode.library) {
+            throw CliException.badInput("--combined-requests applies to --mode library only");
+        }
+        if (combinedRequests != null && (combinedRequests < 1 || combinedRequests > 1_000)) {
+            throw CliException.badInput("--combined-requests must be between 1 and 1000, got " + combinedRequests);
+        }
         if (duration != null && transfers != null) {
             throw CliException.badInput("give --duration or --transfers, not both");
         }
@@ -112,14 +124,18 @@ final class BenchCommand extends BaseCommand {
             }
         }
         try (Session session = open();
-             TransactionManager background = finish == Finish.background ? session.newBackgroundManager() : null) {
-            Bank bank = background == null ? session.bank() : new Bank(background);
+             TransactionManager own = finish == Finish.background || combinedRequests != null
+                     ? session.newBenchManager(finish == Finish.background, combinedRequests) : null) {
+            Bank bank = own == null ? session.bank() : new Bank(own);
             MongoCollection<Document> accountsColl = bank.accounts();
             if (accountsColl.countDocuments() > 0) {
                 throw CliException.badInput("database " + session.database() + " already holds accounts; bench creates its own"
                         + " and never touches existing data: give it an empty database with --db");
             }
             createAccounts(accountsColl);
+            double rttMs = RoundTrip.medianMs(session.connection().client().getDatabase(session.database()));
+            err().printf("bench: a round trip to the server takes %.3f ms (median of pings before the run)%n", rttMs);
+            err().flush();
             long initialTotal = OPENING * accounts;
             MongoCollection<Document> transactionsColl = session.manager().transactions();
             TutorialTransfer tutorial = new TutorialTransfer(accountsColl, transactionsColl);
@@ -198,9 +214,9 @@ final class BenchCommand extends BaseCommand {
                 worker.get(); // surface a worker's failure
             }
             total.add(latencies.getIntervalHistogram());
-            if (background != null) {
+            if (own != null && finish == Finish.background) {
                 long waitStart = System.nanoTime();
-                if (!background.awaitFinished(Duration.ofMinutes(2))) {
+                if (!own.awaitFinished(Duration.ofMinutes(2))) {
                     throw new IllegalStateException("committed transfers were still not done 2 minutes after the run");
                 }
                 err().printf("bench: waited %.1f ms for the background finisher to mark the last transfers done%n",
@@ -234,12 +250,14 @@ final class BenchCommand extends BaseCommand {
                 node.put("p50Ms", round(p50));
                 node.put("p99Ms", round(p99));
                 node.put("anomaly", anomaly);
+                node.put("rttMs", round(rttMs));
+                node.put("p50RoundTrips", round(RoundTrip.in(p50, rttMs)));
                 printJson(node);
             } else {
                 say(String.format("%s: %d threads, %d accounts: %d committed, %d canceled in %.1fs = %.0f tps;"
-                                + " latency p50 %.2f ms, p99 %.2f ms; anomaly %s (total %s, expected %d)",
-                        mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, p99, anomaly,
-                        finalTotal.toPlainString(), initialTotal));
+                                + " latency p50 %.2f ms (%.1f round trips of %.3f ms), p99 %.2f ms; anomaly %s (total %s, expected %d)",
+                        mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, RoundTrip.in(p50, rttMs), rttMs,
+                        p99, anomaly, finalTotal.toPlainString(), initialTotal));
             }
             return ExitCodes.OK;
         }

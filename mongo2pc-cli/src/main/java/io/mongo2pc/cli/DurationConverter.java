@@ -27,6 +27,9 @@ public final class DurationConverter implements CommandLine.ITypeConverter<Durat
         if (trimmed.equals("0")) {
             return Duration.ZERO;
         }
+        if (trimmed.startsWith("-") || trimmed.startsWith("pt-") || trimmed.startsWith("p-")) {
+            throw new CommandLine.TypeConversionException("'" + text + "' is negative: a duration is zero or more");
+        }
         Matcher m = SIMPLE.matcher(trimmed);
         if (m.matches()) {
             BigDecimal amount = new BigDecimal(m.group(1));

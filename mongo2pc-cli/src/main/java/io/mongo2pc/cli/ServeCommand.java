@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
@@ -26,6 +27,11 @@ final class ServeCommand extends BaseCommand {
     @ArgGroup(exclusive = true)
     Storage storage = new Storage();
 
+    @Option(names = "--latency", paramLabel = "DURATION", converter = DurationConverter.class, defaultValue = "0",
+            description = {"answer every request DURATION after it arrived (or once its writes are on disk, if later),",
+                    "standing for the network and replication of a real deployment; e.g. 1ms; at most 5s (default: none)"})
+    Duration latency;
+
     static final class Storage {
         @Option(names = "--data", paramLabel = "DIR", description = "keep data in DIR (default: ./mongo2pc-data)")
         Path data;
@@ -39,10 +45,14 @@ final class ServeCommand extends BaseCommand {
         if (port < 0 || port > 65535) {
             throw CliException.badInput("--port must be between 0 and 65535, got " + port);
         }
+        if (latency.compareTo(Duration.ofSeconds(5)) > 0) {
+            throw CliException.badInput("--latency must be at most 5s (the driver's connect timeout is 10s), got "
+                    + DurationConverter.format(latency));
+        }
         Path dir = storage.inMemory ? null : storage.data == null ? Connection.DEFAULT_DATA_DIR : storage.data;
         EmbeddedServer server;
         try {
-            server = (dir == null ? EmbeddedServer.inMemory() : EmbeddedServer.onDisk(dir)).start(port);
+            server = (dir == null ? EmbeddedServer.inMemory() : EmbeddedServer.onDisk(dir)).withLatency(latency).start(port);
         } catch (Exception e) {
             String why = Connection.rootMessage(e);
             if (e instanceof BindException || why.contains("Address already in use")) {
@@ -69,7 +79,9 @@ final class ServeCommand extends BaseCommand {
             }
             Signals.onStop(stop::countDown);
             out().println("mongo2pc server listening on " + server.uri() + " ("
-                    + (dir == null ? "in memory" : "data in " + dir) + "); stop it with Ctrl-C or SIGTERM");
+                    + (dir == null ? "in memory" : "data in " + dir)
+                    + (latency.isZero() ? "" : ", every reply " + latencyText(latency) + " after its request")
+                    + "); stop it with Ctrl-C or SIGTERM");
             out().flush();
             stop.await();
             out().println("mongo2pc server on " + server.uri() + " stopping");
@@ -84,6 +96,10 @@ final class ServeCommand extends BaseCommand {
             }
         }
         return ExitCodes.OK;
+    }
+
+    private static String latencyText(Duration d) {
+        return d.toNanos() % 1_000_000 == 0 ? DurationConverter.format(d) : d.toNanos() / 1e6 + "ms";
     }
 
     private static void writeUriFile(Path file, String uri) {

@@ -82,8 +82,20 @@ final class Session implements AutoCloseable {
 
     /** Another manager on the same connection and database that finishes committed transactions in the background. */
     TransactionManager newBackgroundManager() {
-        return newBuilder(connection, database, manager.settings().application(), manager.settings().lease())
-                .finishInBackground(true).build();
+        return newBenchManager(true, null);
+    }
+
+    /**
+     * Another manager on the same connection and database, finishing in the background or not,
+     * with {@code combinedRequestsInFlight} (null: the library's default).
+     */
+    TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight) {
+        TransactionManager.Builder builder = newBuilder(connection, database, manager.settings().application(),
+                manager.settings().lease()).finishInBackground(finishInBackground);
+        if (combinedRequestsInFlight != null) {
+            builder.combinedRequestsInFlight(combinedRequestsInFlight);
+        }
+        return builder.build();
     }
 
     Connection connection() {

@@ -28,7 +28,9 @@ class BenchCommandTest {
                     .run("bench", "--mode", mode, "--accounts", "20", "--threads", "4", "--transfers", "200", "--json", "--plot", png.toString());
 
             assertThat(r.exitCode()).as(r.toString()).isZero();
-            assertThat(r.keys()).containsExactly("mode", "threads", "committed", "canceled", "seconds", "tps", "p50Ms", "p99Ms", "anomaly");
+            // the contract's keys, in order, then the ones added since
+            assertThat(r.keys()).containsExactly("mode", "threads", "committed", "canceled", "seconds", "tps", "p50Ms", "p99Ms", "anomaly",
+                    "rttMs", "p50RoundTrips");
             assertThat(r.json().get("mode").asText()).isEqualTo(mode);
             assertThat(r.json().get("committed").asLong() + r.json().get("canceled").asLong()).isEqualTo(200);
             assertThat(r.json().get("anomaly").asDouble()).isZero();

@@ -9,11 +9,16 @@ import java.util.function.Function;
 import java.util.function.ToIntFunction;
 
 /**
- * Leader/follower batching of requests that threads make at the same moment: the first thread to
- * arrive sends what is queued as one request; the others wait for that answer, and one of them
- * sends the next. One request is in flight at a time (more with {@code -Dmongo2pc.combiner.leaders=N},
- * which measured slower); a lone thread sends at once, with no delay.
- * Thread-safe. Internal: not part of mongo2pc's API.
+ * Batching of requests that threads make at the same moment, with several requests out at once:
+ * up to {@code maxInFlight}, fewer while requests come back slower than twice the fastest recent
+ * one ({@link InFlightLimit}). A thread that finds a request slot free sends its own input at
+ * once, together with whatever other threads have queued meanwhile; a thread that finds every
+ * slot taken queues its input, and the next thread to get a slot carries it. So a thread waits
+ * for an unrelated request only when all slots are taken: when round trips are network latency,
+ * each step costs one; when they are the server's work, inputs queue and share requests. A sender
+ * never carries only others' inputs: its own is always in the request it sends, and it returns
+ * with that answer. A lone thread sends at once, with no delay. Thread-safe. Internal: not part
+ * of mongo2pc's API.
  *
  * @param <I> what one thread asks for
  * @param <O> its answer
@@ -25,21 +30,27 @@ public final class Batcher<I, O> {
     private final Function<List<I>, List<O>> send;
     private final ToIntFunction<I> weight;
     private final int maxWeight;
-    private final int maxLeaders;
+    private final InFlightLimit limit;
     private final ConcurrentLinkedQueue<Entry<I, O>> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger leaders = new AtomicInteger();
+    private final AtomicInteger inFlight = new AtomicInteger();
 
     /**
-     * @param send      sends inputs as one request; returns their answers in the same order, or throws
-     *                  (then every thread of that request gets the exception)
-     * @param weight    the weight of one input (e.g. how many writes it carries)
-     * @param maxWeight the most weight in one request (an input heavier than this goes alone)
+     * @param send        sends inputs as one request; returns their answers in the same order, or throws
+     *                    (then every thread of that request gets the exception)
+     * @param weight      the weight of one input (e.g. how many writes it carries)
+     * @param maxWeight   the most weight in one request (an input heavier than this goes alone)
+     * @param maxInFlight the most requests out at once
      */
-    public Batcher(Function<List<I>, List<O>> send, ToIntFunction<I> weight, int maxWeight) {
+    public Batcher(Function<List<I>, List<O>> send, ToIntFunction<I> weight, int maxWeight, int maxInFlight) {
         this.send = send;
         this.weight = weight;
         this.maxWeight = maxWeight;
-        this.maxLeaders = Integer.getInteger("mongo2pc.combiner.leaders", 1);
+        this.limit = new InFlightLimit(maxInFlight);
+    }
+
+    /** How many requests may be out now (for tests). */
+    int limit() {
+        return limit.get();
     }
 
     private static final class Entry<I, O> {
@@ -59,21 +70,19 @@ public final class Batcher<I, O> {
         Entry<I, O> entry = new Entry<>(input);
         queue.add(entry);
         while (!entry.done) {
-            boolean sent = false;
-            if (tryLead()) {
+            if (tryTakeSlot()) {
                 try {
-                    sent = sendOnce();
+                    // Whoever takes an entry off the queue sends it: if another sender took this one
+                    // meanwhile, it carries it, and this thread only waits for that answer.
+                    if (queue.remove(entry)) {
+                        sendWith(entry);
+                    }
                 } finally {
-                    leaders.decrementAndGet();
+                    inFlight.decrementAndGet();
                 }
-                // Whoever queued while this request was in flight leads the next one.
-                Entry<I, O> next = queue.peek();
-                if (next != null) {
-                    LockSupport.unpark(next.waiter);
-                }
+                wakeNext();
             }
-            if (!sent && !entry.done) {
-                // Another leader carries this input (or will): it wakes this thread when answered.
+            if (!entry.done) {
                 LockSupport.parkNanos(this, PARK_NANOS);
             }
         }
@@ -83,36 +92,47 @@ public final class Batcher<I, O> {
         return entry.output;
     }
 
-    private boolean tryLead() {
+    private boolean tryTakeSlot() {
         while (true) {
-            int current = leaders.get();
-            if (current >= maxLeaders) {
+            int current = inFlight.get();
+            if (current >= limit.get()) {
                 return false;
             }
-            if (leaders.compareAndSet(current, current + 1)) {
+            if (inFlight.compareAndSet(current, current + 1)) {
                 return true;
             }
         }
     }
 
-    /** Sends what is queued, up to maxWeight; false if nothing was. */
-    private boolean sendOnce() {
+    /** A slot is free (or the queue outgrew a request): the first queued thread may send next. */
+    private void wakeNext() {
+        Entry<I, O> next = queue.peek();
+        if (next != null) {
+            LockSupport.unpark(next.waiter);
+        }
+    }
+
+    /** Sends {@code own} and what is queued, up to maxWeight, and answers every thread carried. */
+    private void sendWith(Entry<I, O> own) {
         List<Entry<I, O>> batch = new ArrayList<>();
-        int total = 0;
+        batch.add(own);
+        int total = weight.applyAsInt(own.input);
         Entry<I, O> next;
         while (total < maxWeight && (next = queue.poll()) != null) {
             batch.add(next);
             total += weight.applyAsInt(next.input);
         }
-        if (batch.isEmpty()) {
-            return false;
+        if (!queue.isEmpty()) {
+            wakeNext(); // more than one request holds: another free slot can take the rest at once
         }
         List<I> inputs = new ArrayList<>(batch.size());
         batch.forEach(e -> inputs.add(e.input));
         List<O> outputs = null;
         RuntimeException error = null;
         try {
+            long sent = System.nanoTime();
             outputs = send.apply(inputs);
+            limit.roundTrip(System.nanoTime() - sent);
             if (outputs.size() != inputs.size()) {
                 error = new IllegalStateException("a batch of " + inputs.size() + " got " + outputs.size() + " answers");
             }
@@ -127,9 +147,10 @@ public final class Batcher<I, O> {
                     e.output = outputs.get(i);
                 }
                 e.done = true;
-                LockSupport.unpark(e.waiter);
+                if (e != own) {
+                    LockSupport.unpark(e.waiter);
+                }
             }
         }
-        return true;
     }
 }

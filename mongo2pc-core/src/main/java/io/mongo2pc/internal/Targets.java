@@ -24,11 +24,14 @@ public final class Targets {
     private final ReadConcern readConcern;
     private final Map<Key, MongoCollection<Document>> collections = new ConcurrentHashMap<>();
     private final Map<Key, WriteCombiner> combiners = new ConcurrentHashMap<>();
+    private final int requestsInFlight;
 
-    public Targets(Map<String, MongoClient> clients, WriteConcern writeConcern, ReadConcern readConcern) {
+    /** {@code requestsInFlight}: the most combined write requests out at once per collection. */
+    public Targets(Map<String, MongoClient> clients, WriteConcern writeConcern, ReadConcern readConcern, int requestsInFlight) {
         this.clients = Map.copyOf(clients);
         this.writeConcern = writeConcern;
         this.readConcern = readConcern;
+        this.requestsInFlight = requestsInFlight;
     }
 
     public Set<String> names() {
@@ -46,7 +49,7 @@ public final class Targets {
 
     WriteCombiner combiner(String target, String database, String collection) {
         return combiners.computeIfAbsent(new Key(target, database, collection),
-                key -> new WriteCombiner(collection(target, database, collection)));
+                key -> new WriteCombiner(collection(target, database, collection), requestsInFlight));
     }
 
     public MongoCollection<Document> collection(String target, String database, String collection) {

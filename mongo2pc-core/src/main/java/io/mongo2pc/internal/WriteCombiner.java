@@ -4,26 +4,35 @@ import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.bulk.BulkWriteUpsert;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
 import org.bson.Document;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Group commit of single-document writes: the threads that write to one collection at the same
  * moment send their writes together, in one unordered bulk request, instead of one request each.
- * The first thread to arrive sends what is queued (it "leads"); the others wait for it, and the
- * next waiting thread leads the next request ({@link Batcher}). A lone thread sends its write at
- * once, as before.
+ * Several such requests are out at once ({@link Batcher}): up to {@code requestsInFlight}, fewer
+ * while they come back slower than twice the fastest recent one ({@link InFlightLimit}). A thread
+ * that finds a slot free sends its write at once with whatever others queued meanwhile; only when
+ * all are out does it queue, and the next sender carries it. A lone thread sends its write at once.
  *
  * <p>Every write stays its own atomic single-document update with its own filter (guards, marker,
  * deadline, compare-and-set): combining changes how many requests carry them, not what each does.
  * The answer is exact for upserts (the server lists the ones it inserted) and for a request whose
- * updates all matched; otherwise it is "unknown" and the caller repeats its write on its own path,
- * which is idempotent and says why a write did not match. A failed request is also "unknown".
- * Thread-safe.
+ * updates all matched. When some did not, the bulk answer's matched count does not say which:
+ * the documents of the request's marker writes (applies and releases, {@link MarkerEffect}) are then
+ * read back in one request, and each such write whose marker shows it in effect is answered
+ * "matched". The rest are "unknown", and their callers repeat them on their own path, which is
+ * idempotent and says why a write did not match. A failed request is also "unknown". Thread-safe.
  */
 final class WriteCombiner {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WriteCombiner.class);
@@ -46,9 +55,9 @@ final class WriteCombiner {
     private final MongoCollection<Document> collection;
     private final Batcher<List<UpdateOneModel<Document>>, Answer> batcher;
 
-    WriteCombiner(MongoCollection<Document> collection) {
+    WriteCombiner(MongoCollection<Document> collection, int requestsInFlight) {
         this.collection = collection;
-        this.batcher = new Batcher<>(this::send, List::size, MAX_WRITES);
+        this.batcher = new Batcher<>(this::send, List::size, MAX_WRITES, requestsInFlight);
     }
 
     /**
@@ -70,30 +79,27 @@ final class WriteCombiner {
     }
 
     /** One bulk request for the writes of several threads; each thread's answer, in order. Never throws. */
-    private List<Answer> send(List<List<UpdateOneModel<Document>>> entries) {
-        List<WriteModel<Document>> writes = new ArrayList<>();
-        int upserts = 0;
-        for (List<UpdateOneModel<Document>> entry : entries) {
-            for (UpdateOneModel<Document> w : entry) {
-                writes.add(w);
-                if (w.getOptions().isUpsert()) {
-                    upserts++;
-                }
-            }
-        }
+    List<Answer> send(List<List<UpdateOneModel<Document>>> entries) {
+        List<UpdateOneModel<Document>> writes = new ArrayList<>();
+        entries.forEach(writes::addAll);
         int count = writes.size();
-        boolean[] inserted = new boolean[count];
-        boolean updatesAllMatched = false;
+        boolean[] inEffect = new boolean[count];
         boolean inDoubt = false;
         try {
-            BulkWriteResult result = collection.bulkWrite(writes, new BulkWriteOptions().ordered(false));
+            BulkWriteResult result = collection.bulkWrite(new ArrayList<WriteModel<Document>>(writes), new BulkWriteOptions().ordered(false));
             for (BulkWriteUpsert upsert : result.getUpserts()) {
-                inserted[upsert.getIndex()] = true;
+                inEffect[upsert.getIndex()] = true;
             }
+            int upserts = (int) writes.stream().filter(w -> w.getOptions().isUpsert()).count();
             // An upsert that inserted nothing matched a document; every update matches at most one.
-            int updates = count - upserts;
             int upsertsMatched = upserts - result.getUpserts().size();
-            updatesAllMatched = result.getMatchedCount() - upsertsMatched == updates;
+            if (result.getMatchedCount() - upsertsMatched == count - upserts) {
+                for (int i = 0; i < count; i++) {
+                    inEffect[i] |= !writes.get(i).getOptions().isUpsert();
+                }
+            } else {
+                readBack(writes, inEffect);
+            }
         } catch (RuntimeException e) {
             // Unknown (nothing marked as taking effect): each writer repeats its write on its own
             // path, which retries or reports the error; after a failure without the server's answer
@@ -105,12 +111,47 @@ final class WriteCombiner {
         int index = 0;
         for (List<UpdateOneModel<Document>> entry : entries) {
             boolean ok = true;
-            for (UpdateOneModel<Document> w : entry) {
-                ok &= w.getOptions().isUpsert() ? inserted[index] : updatesAllMatched;
-                index++;
+            for (int i = 0; i < entry.size(); i++) {
+                ok &= inEffect[index++];
             }
             answers.add(ok ? Answer.MATCHED : inDoubt ? Answer.IN_DOUBT : Answer.NOT_KNOWN);
         }
         return answers;
+    }
+
+    /**
+     * Some update of an answered request matched nothing: reads the documents of its marker writes
+     * in one request and marks each such write whose document shows it in effect (an apply's marker
+     * present, a release's gone). Only the apply of its own transaction puts a marker on a document,
+     * so a marker read is one in effect; what is not shown stays unknown and its writer settles it on
+     * its own path. A failed read marks nothing.
+     */
+    private void readBack(List<UpdateOneModel<Document>> writes, boolean[] inEffect) {
+        MarkerEffect[] effects = new MarkerEffect[writes.size()];
+        Map<Object, Object> ids = new LinkedHashMap<>();
+        Set<String> fields = new LinkedHashSet<>();
+        for (int i = 0; i < writes.size(); i++) {
+            if (!inEffect[i] && (effects[i] = MarkerEffect.of(writes.get(i))) != null) {
+                ids.putIfAbsent(MarkerEffect.key(effects[i].id()), effects[i].id());
+                fields.add(effects[i].field());
+            }
+        }
+        if (ids.isEmpty()) {
+            return;
+        }
+        try {
+            Map<Object, Document> current = new HashMap<>();
+            for (Document d : collection.find(new Document(Fields.ID, new Document("$in", new ArrayList<>(ids.values()))))
+                    .projection(Projections.include(new ArrayList<>(fields)))) {
+                current.put(MarkerEffect.key(d.get(Fields.ID)), d);
+            }
+            for (int i = 0; i < effects.length; i++) {
+                if (effects[i] != null && effects[i].shownBy(current.get(MarkerEffect.key(effects[i].id())))) {
+                    inEffect[i] = true;
+                }
+            }
+        } catch (RuntimeException e) {
+            log.debug("reading back {} documents of {} failed: {}", ids.size(), collection.getNamespace(), e.toString());
+        }
     }
 }

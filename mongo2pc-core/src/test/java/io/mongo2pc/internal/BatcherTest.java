@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -13,27 +14,20 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The batching itself, without a database: every thread gets its own answer, or its request's error. */
+/**
+ * The batching itself, without a database: every thread gets its own answer, or its request's
+ * error; no more requests out than allowed; a thread never waits for an unrelated request while a
+ * slot is free, and never sends a request that does not carry its own input.
+ */
 class BatcherTest {
 
     @Test
     void manyThreads_eachGetsItsOwnAnswer_oneRequestInFlight_andRequestsAreShared() throws Exception {
-        AtomicInteger inFlight = new AtomicInteger();
-        AtomicInteger maxInFlight = new AtomicInteger();
-        AtomicInteger requests = new AtomicInteger();
-        Batcher<Integer, Integer> batcher = new Batcher<>(inputs -> {
-            maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
-            requests.incrementAndGet();
-            try {
-                Thread.sleep(1); // a round trip, so that others queue meanwhile
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            List<Integer> out = new ArrayList<>();
-            inputs.forEach(i -> out.add(i * 2));
-            inFlight.decrementAndGet();
-            return out;
-        }, i -> 1, 64);
+        CountingSender<Integer, Integer> sender = new CountingSender<>(inputs -> {
+            CountingSender.sleep(1); // a round trip, so that others queue meanwhile
+            return inputs.stream().map(i -> i * 2).toList();
+        });
+        Batcher<Integer, Integer> batcher = new Batcher<>(sender, i -> 1, 64, 1);
         ExecutorService pool = Executors.newFixedThreadPool(16);
         List<Future<Integer>> futures = new ArrayList<>();
         for (int t = 0; t < 16; t++) {
@@ -52,8 +46,73 @@ class BatcherTest {
             assertThat(f.get(1, TimeUnit.MINUTES)).isZero();
         }
         pool.shutdown();
-        assertThat(maxInFlight.get()).isEqualTo(1);
-        assertThat(requests.get()).as("requests for 3200 inputs").isLessThan(3200);
+        assertThat(sender.maxInFlight.get()).isEqualTo(1);
+        assertThat(sender.requests.get()).as("requests for 3200 inputs").isLessThan(3200);
+    }
+
+    @Test
+    void withFourInFlight_fourThreadsArrivingTogether_eachSendsAtOnce_noneWaitsForAnother() throws Exception {
+        int threads = 4;
+        long roundTripMs = 300;
+        Batcher<Integer, Integer> batcher = new Batcher<>(inputs -> {
+            CountingSender.sleep(roundTripMs);
+            return inputs;
+        }, i -> 1, 64, threads);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Future<Long>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int input = t;
+            futures.add(pool.submit(() -> {
+                start.await();
+                long t0 = System.nanoTime();
+                batcher.submit(input);
+                return (System.nanoTime() - t0) / 1_000_000;
+            }));
+        }
+        for (Future<Long> f : futures) {
+            // Waiting for another thread's request first would take two round trips (600 ms).
+            assertThat(f.get(1, TimeUnit.MINUTES)).as("ms for one input").isLessThan(roundTripMs + roundTripMs / 2);
+        }
+        pool.shutdown();
+    }
+
+    @Test
+    void moreThreadsThanSlots_atMostMaxInFlight_requestsShared_andASenderAlwaysCarriesItsOwnInput() throws Exception {
+        int threads = 16;
+        int slots = 4;
+        AtomicInteger withoutOwn = new AtomicInteger();
+        CountingSender<long[], Long> sender = new CountingSender<>(inputs -> {
+            // each input names the thread that submitted it: the sender must be one of them
+            long sending = Thread.currentThread().getId();
+            if (inputs.stream().noneMatch(in -> in[0] == sending)) {
+                withoutOwn.incrementAndGet();
+            }
+            CountingSender.sleep(2);
+            return inputs.stream().map(in -> in[1] * 2).toList();
+        });
+        Batcher<long[], Long> batcher = new Batcher<>(sender, in -> 1, 64, slots);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<Integer>> futures = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            long base = t * 1000L;
+            futures.add(pool.submit(() -> {
+                int wrong = 0;
+                for (long i = 0; i < 200; i++) {
+                    if (batcher.submit(new long[]{Thread.currentThread().getId(), base + i}) != 2 * (base + i)) {
+                        wrong++;
+                    }
+                }
+                return wrong;
+            }));
+        }
+        for (Future<Integer> f : futures) {
+            assertThat(f.get(1, TimeUnit.MINUTES)).isZero();
+        }
+        pool.shutdown();
+        assertThat(sender.maxInFlight.get()).isBetween(2, slots);
+        assertThat(withoutOwn.get()).as("requests sent by a thread none of whose inputs they carried").isZero();
+        assertThat(sender.requests.get()).as("requests for 3200 inputs").isLessThan(3200);
     }
 
     @Test
@@ -63,14 +122,14 @@ class BatcherTest {
                 throw new IllegalArgumentException("refused: " + inputs);
             }
             return inputs.stream().map(String::toUpperCase).toList();
-        }, s -> 1, 8);
+        }, s -> 1, 8, 4);
         assertThatThrownBy(() -> batcher.submit("bad")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bad");
         assertThat(batcher.submit("good")).isEqualTo("GOOD");
     }
 
     @Test
     void aSenderThatLosesAnswers_isAnErrorNotAWrongAnswer() {
-        Batcher<String, String> batcher = new Batcher<>(inputs -> List.of(), s -> 1, 8);
+        Batcher<String, String> batcher = new Batcher<>(inputs -> List.of(), s -> 1, 8, 4);
         assertThatThrownBy(() -> batcher.submit("x")).isInstanceOf(IllegalStateException.class).hasMessageContaining("answers");
     }
 }

@@ -36,6 +36,7 @@ class WriteCombinerTest {
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
     private final AtomicInteger updateCommands = new AtomicInteger();
+    private final AtomicInteger findCommands = new AtomicInteger();
     private MongoClient client;
     private MongoCollection<Document> coll;
 
@@ -48,6 +49,8 @@ class WriteCombinerTest {
                     public void commandStarted(CommandStartedEvent event) {
                         if (event.getCommandName().equals("update")) {
                             updateCommands.incrementAndGet();
+                        } else if (event.getCommandName().equals("find")) {
+                            findCommands.incrementAndGet();
                         }
                     }
                 }).build());
@@ -66,7 +69,7 @@ class WriteCombinerTest {
         for (int t = 0; t < threads; t++) {
             coll.insertOne(new Document("_id", "c" + t).append("n", 0));
         }
-        WriteCombiner combiner = new WriteCombiner(coll);
+        WriteCombiner combiner = new WriteCombiner(coll, 4);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<Future<int[]>> futures = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -111,7 +114,7 @@ class WriteCombinerTest {
     @Test
     void upserts_reportExactlyTheOnesThatInserted_evenBesideAnUpdateThatMatchedNothing() {
         coll.insertOne(new Document("_id", "exists").append("v", "old"));
-        WriteCombiner combiner = new WriteCombiner(coll);
+        WriteCombiner combiner = new WriteCombiner(coll, 4);
         UpdateOptions upsert = new UpdateOptions().upsert(true);
         assertThat(combiner.write(List.of(
                 new UpdateOneModel<>(new Document("_id", "new1"), new Document("$setOnInsert", new Document("v", 1)), upsert),
@@ -131,9 +134,99 @@ class WriteCombinerTest {
     }
 
     @Test
+    void aRequestWhereOneApplyWasRefused_answersEachMarkerWriteFromOneReadBack_andNothingElse() {
+        coll.insertMany(List.of(
+                new Document("_id", "a").append("balance", 100).append("m", List.of()),
+                new Document("_id", "b").append("balance", 5).append("m", List.of()),
+                new Document("_id", "c").append("balance", 0).append("m", List.of("t3")),
+                new Document("_id", "d").append("n", 0)));
+        WriteCombiner combiner = new WriteCombiner(coll, 1);
+        UpdateOneModel<Document> applyA = apply("a", "t1", 10);
+        updateCommands.set(0);
+        findCommands.set(0);
+
+        List<WriteCombiner.Answer> answers = combiner.send(List.of(
+                List.of(applyA),
+                List.of(apply("b", "t2", 10)), // the guard refuses it: balance 5 < 10
+                List.of(new UpdateOneModel<>(new Document("_id", "c").append("m", "t3"), new Document("$pull", new Document("m", "t3")))),
+                List.of(new UpdateOneModel<>(new Document("_id", "d"), new Document("$inc", new Document("n", 1)))),
+                List.of(apply("a", "t9", 1000)))); // refused by its guard, beside a's own apply
+
+        assertThat(answers).containsExactly(
+                WriteCombiner.Answer.MATCHED,    // marker t1 on a
+                WriteCombiner.Answer.NOT_KNOWN,  // no marker t2 on b: its writer settles it
+                WriteCombiner.Answer.MATCHED,    // marker t3 gone from c
+                WriteCombiner.Answer.NOT_KNOWN,  // an $inc shows nothing to read back
+                WriteCombiner.Answer.NOT_KNOWN); // no marker t9 on a
+        assertThat(updateCommands.get()).as("update requests").isEqualTo(1);
+        assertThat(findCommands.get()).as("read-back requests").isEqualTo(1);
+        assertThat(coll.find(new Document("_id", "b")).first().getInteger("balance")).isEqualTo(5);
+
+        // A copy of an apply that already took effect matches nothing, and reads as in effect:
+        // its marker is there, put by its first copy (the engine's own path concludes the same).
+        assertThat(combiner.send(List.of(List.of(applyA), List.of(apply("b", "t4", 10)))))
+                .containsExactly(WriteCombiner.Answer.MATCHED, WriteCombiner.Answer.NOT_KNOWN);
+        assertThat(coll.find(new Document("_id", "a")).first().getInteger("balance")).isEqualTo(90);
+
+        // all matched: no read back
+        findCommands.set(0);
+        assertThat(combiner.send(List.of(List.of(apply("a", "t5", 1)), List.of(apply("b", "t6", 1)))))
+                .containsOnly(WriteCombiner.Answer.MATCHED);
+        assertThat(findCommands.get()).isZero();
+    }
+
+    @Test
+    void manyThreadsApplyingUntilTheirGuardsRefuse_eachMatchedIsAnApplyInEffect() throws Exception {
+        int threads = 16;
+        int perThread = 150;
+        int amount = 7;
+        for (int t = 0; t < threads; t++) {
+            coll.insertOne(new Document("_id", "acc" + t).append("balance", 700).append("m", List.of()));
+        }
+        WriteCombiner combiner = new WriteCombiner(coll, 4);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        List<Future<Integer>> applied = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            String id = "acc" + t;
+            applied.add(pool.submit(() -> {
+                int inEffect = 0;
+                for (int i = 0; i < perThread; i++) {
+                    // the guard refuses from the 101st apply on: requests mix refused and applied writes
+                    UpdateOneModel<Document> w = apply(id, id + "-" + i, amount);
+                    if (combiner.answer(w) == WriteCombiner.Answer.MATCHED) {
+                        assertThat(coll.countDocuments(new Document("_id", id).append("m", id + "-" + i)))
+                                .as("an apply answered matched has its marker on the document").isEqualTo(1);
+                        inEffect++;
+                    } else if (coll.updateOne(w.getFilter(), w.getUpdate()).getMatchedCount() == 1) {
+                        inEffect++; // settled on its own path, as the engine does
+                    } else if (coll.countDocuments(new Document("_id", id).append("m", id + "-" + i)) == 1) {
+                        inEffect++; // matched nothing alone because the combined copy did
+                    }
+                }
+                return inEffect;
+            }));
+        }
+        for (int t = 0; t < threads; t++) {
+            int inEffect = applied.get(t).get(2, TimeUnit.MINUTES);
+            Document account = coll.find(new Document("_id", "acc" + t)).first();
+            assertThat(inEffect).isEqualTo(100);
+            assertThat(account.getInteger("balance")).isEqualTo(700 - amount * inEffect);
+            assertThat(account.getList("m", String.class)).hasSize(inEffect);
+        }
+        pool.shutdown();
+    }
+
+    /** An apply as the engine sends it: the guard, the marker absent, the debit and the marker in one write. */
+    private static UpdateOneModel<Document> apply(String id, String tx, int amount) {
+        return new UpdateOneModel<>(
+                new Document("_id", id).append("m", new Document("$ne", tx)).append("balance", new Document("$gte", amount)),
+                new Document("$inc", new Document("balance", -amount)).append("$push", new Document("m", tx)));
+    }
+
+    @Test
     void aFailedRequest_isUnknown_neverTrue() {
         coll.insertOne(new Document("_id", "text").append("n", "not a number"));
-        WriteCombiner combiner = new WriteCombiner(coll);
+        WriteCombiner combiner = new WriteCombiner(coll, 4);
         // $inc of a text field is refused by the server: the request fails, the answer is unknown.
         assertThat(combiner.write(new UpdateOneModel<>(new Document("_id", "text"), new Document("$inc", new Document("n", 1)))))
                 .isFalse();

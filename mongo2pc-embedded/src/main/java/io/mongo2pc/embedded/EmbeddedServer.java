@@ -1,6 +1,7 @@
 package io.mongo2pc.embedded;
 
 import de.bwaldvogel.mongo.MongoServer;
+import io.mongo2pc.embedded.internal.AddedLatency;
 import io.mongo2pc.embedded.internal.DurableBackend;
 import io.mongo2pc.embedded.internal.DurableStore;
 
@@ -9,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -22,6 +24,9 @@ import java.util.Optional;
  * point in time. Both kinds never hand out a document half-updated by a concurrent write, and look
  * {@code _id} up for any filter with {@code _id} equality. See docs/EMBEDDED.md for what it does
  * not do.
+ *
+ * <p>{@link #withLatency(Duration)} makes every reply leave a fixed time after its request arrived,
+ * standing for the network and replication between an application and a real MongoDB.
  *
  * <p>Thread-safe; {@link #close()} stops the server (and flushes and unlocks the data folder).
  */
@@ -38,18 +43,38 @@ public final class EmbeddedServer implements AutoCloseable {
 
     private final Path dataDir;
     private final long compactThreshold;
+    private final Duration latency;
+    private AddedLatency addedLatency;
     private DurableStore store;
     private MongoServer server;
     private InetSocketAddress address;
 
-    private EmbeddedServer(Path dataDir, long compactThreshold) {
+    private EmbeddedServer(Path dataDir, long compactThreshold, Duration latency) {
         this.dataDir = dataDir;
         this.compactThreshold = compactThreshold;
+        this.latency = latency;
     }
 
     /** A server whose data lives in memory only and is gone when it stops. */
     public static EmbeddedServer inMemory() {
-        return new EmbeddedServer(null, 0);
+        return new EmbeddedServer(null, 0, Duration.ZERO);
+    }
+
+    /**
+     * This server (not started yet), answering every request {@code latency} after it arrived:
+     * a reply leaves then, or once the request's writes are on disk if that is later. It stands for
+     * the network round trip and the replication of a real deployment; no thread waits meanwhile,
+     * so connections do not delay each other. Zero (the default) adds nothing.
+     *
+     * @throws IllegalArgumentException if {@code latency} is negative or more than 5 seconds
+     */
+    public EmbeddedServer withLatency(Duration latency) {
+        return new EmbeddedServer(dataDir, compactThreshold, AddedLatency.check(latency));
+    }
+
+    /** The latency added to every request (zero: none). */
+    public Duration latency() {
+        return latency;
     }
 
     /** A server whose data is kept in {@code dataDir} (created if missing). */
@@ -71,7 +96,7 @@ public final class EmbeddedServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + dataDir, e);
         }
-        return new EmbeddedServer(dataDir, compactThresholdBytes);
+        return new EmbeddedServer(dataDir, compactThresholdBytes, Duration.ZERO);
     }
 
     /**
@@ -100,12 +125,17 @@ public final class EmbeddedServer implements AutoCloseable {
                 throw e;
             }
         }
+        if (!latency.isZero()) {
+            addedLatency = new AddedLatency(latency);
+            backend.withLatency(addedLatency);
+        }
         server = new MongoServer(backend);
         try {
             server.bind(new InetSocketAddress("127.0.0.1", port), 0, WORKER_THREADS);
         } catch (RuntimeException e) {
             server = null;
             closeStore();
+            closeLatency();
             throw e;
         }
         address = server.getLocalAddress();
@@ -148,11 +178,31 @@ public final class EmbeddedServer implements AutoCloseable {
                 // replies held until their writes are on disk leave before the connections close
                 store.settle();
             }
+            if (addedLatency != null) {
+                // and replies held for the latency leave once due
+                sleepQuietly(latency);
+            }
             server.shutdownNow();
             server = null;
         }
         closeStore();
+        closeLatency();
         address = null;
+    }
+
+    private static void sleepQuietly(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis() + 1);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void closeLatency() {
+        if (addedLatency != null) {
+            addedLatency.close();
+            addedLatency = null;
+        }
     }
 
     private void closeStore() {

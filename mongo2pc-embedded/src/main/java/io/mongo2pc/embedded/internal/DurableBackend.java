@@ -28,6 +28,8 @@ import java.util.function.Supplier;
 public final class DurableBackend extends AbstractMongoBackend {
 
     private final DurableStore store;
+    /** Null: replies leave as soon as they may. */
+    private volatile AddedLatency latency;
     private volatile Journal journal = Journal.NONE;
     private final Journal delegatingJournal = record -> journal.append(record);
 
@@ -47,6 +49,12 @@ public final class DurableBackend extends AbstractMongoBackend {
         backend.journal = store;
         store.start();
         return backend;
+    }
+
+    /** Every reply leaves no sooner than {@code latency} after its request arrived (null: no latency). */
+    public DurableBackend withLatency(AddedLatency latency) {
+        this.latency = latency;
+        return this;
     }
 
     private void restore(StoreState state) {
@@ -119,7 +127,14 @@ public final class DurableBackend extends AbstractMongoBackend {
 
     private void enterRequest(Channel channel) {
         Request request = REQUEST.get();
-        if (request.depth++ == 0 && store != null) {
+        if (request.depth++ != 0) {
+            return;
+        }
+        AddedLatency added = latency;
+        if (added != null && channel != null) {
+            added.requestStarted(channel);
+        }
+        if (store != null) {
             request.channel = channel;
             store.requestStarted();
         }

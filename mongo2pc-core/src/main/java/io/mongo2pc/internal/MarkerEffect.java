@@ -1,0 +1,67 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.client.model.UpdateOneModel;
+import org.bson.Document;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The visible effect of a marker write, read back from its document: a write that pushes a marker
+ * its filter requires absent ({@code {f: {$ne: m}}} with {@code $push: {f: m}}, an apply) is in
+ * effect once the marker is on the document; one that pulls a marker its filter requires present
+ * ({@code {f: m}} with {@code $pull: {f: m}}, a release) once it is gone. A transaction puts its
+ * marker on a document with one write only (one operation per document), so the marker tells
+ * exactly whether that write took effect, whichever copy of it ran. Immutable.
+ */
+record MarkerEffect(Object id, String field, Object marker, boolean added) {
+
+    /** The effect of {@code write} if it is a marker write on one document by {@code _id}; else null. */
+    static MarkerEffect of(UpdateOneModel<Document> write) {
+        if (!(write.getFilter() instanceof Document filter) || !(write.getUpdate() instanceof Document update)
+                || write.getOptions().isUpsert()) {
+            return null;
+        }
+        Object id = filter.get(Fields.ID);
+        if (id == null || id instanceof Document) {
+            return null;
+        }
+        if (update.get("$push") instanceof Document push) {
+            for (Map.Entry<String, Object> e : push.entrySet()) {
+                if (!(e.getValue() instanceof Document) && filter.get(e.getKey()) instanceof Document ne
+                        && ne.size() == 1 && ne.containsKey("$ne") && Participants.sameId(ne.get("$ne"), e.getValue())) {
+                    return new MarkerEffect(id, e.getKey(), e.getValue(), true);
+                }
+            }
+        }
+        if (update.get("$pull") instanceof Document pull) {
+            for (Map.Entry<String, Object> e : pull.entrySet()) {
+                Object required = filter.get(e.getKey());
+                if (!(e.getValue() instanceof Document) && !(required instanceof Document)
+                        && Participants.sameId(required, e.getValue())) {
+                    return new MarkerEffect(id, e.getKey(), e.getValue(), false);
+                }
+            }
+        }
+        return null;
+    }
+
+    /** True if {@code current} (the document as read after the write was answered, or null) shows this effect. */
+    boolean shownBy(Document current) {
+        if (current == null) {
+            return false; // gone: what happened to it is for the writer's own path to tell
+        }
+        boolean present = current.get(field) instanceof List<?> markers
+                && markers.stream().anyMatch(m -> Participants.sameId(m, marker));
+        return present == added;
+    }
+
+    /** A key under which ids that MongoDB matches as equal (1, 1L, 1.0) are one. */
+    static Object key(Object id) {
+        if (id instanceof Number n && !(id instanceof Double d && (d.isNaN() || d.isInfinite()))
+                && n.doubleValue() == Math.rint(n.doubleValue()) && Math.abs(n.doubleValue()) < 0x1p53) {
+            return n.longValue();
+        }
+        return id;
+    }
+}
