@@ -40,7 +40,7 @@ import java.util.regex.Pattern;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"A zero-setup tour: accounts, concurrent transfers by three workers, injected crashes, recovery, "
-                + "an insufficient-funds cancel, and a verification summary.",
+                + "an insufficient-funds cancel, and a verification summary, in its own database (--db with _demo appended, emptied first).",
                 "Exit 0 when the books verify; 1 otherwise."})
 final class DemoCommand extends BaseCommand {
     private static final List<String> PEOPLE = List.of("alice", "bob", "carol", "dave", "erin");
@@ -76,7 +76,10 @@ final class DemoCommand extends BaseCommand {
             throw CliException.badInput("--workers must be between 1 and 16, got " + workers);
         }
         long started = System.nanoTime();
-        try (Session session = open()) {
+        try (Session session = Session.open(globals(), Map.of(), demoDatabase())) {
+            // The demo's own database, emptied first: the user's data is never touched, and every
+            // run starts from the same books however often it is run.
+            session.connection().client().getDatabase(session.database()).drop();
             Bank bank = session.bank();
             BigDecimal totalBefore = bank.verify(null).total();
             int run = nextRun(bank);
@@ -343,10 +346,13 @@ final class DemoCommand extends BaseCommand {
         if (g.uri() != null) {
             sb.append(" --uri ").append(g.uri());
         }
-        if (!"mongo2pc".equals(g.database())) {
-            sb.append(" --db ").append(g.database());
-        }
+        sb.append(" --db ").append(demoDatabase());
         return sb.toString();
+    }
+
+    /** {@code --db} with {@code _demo} appended: {@code mongo2pc_demo} by default. */
+    private String demoDatabase() {
+        return globals().database() + "_demo";
     }
 
     private static Object printable(Object id) {

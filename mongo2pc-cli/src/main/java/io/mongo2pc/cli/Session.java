@@ -37,8 +37,13 @@ final class Session implements AutoCloseable {
 
     /** A session whose manager also reaches {@code targets} (name to URI), besides the default one. */
     static Session open(Main globals, Map<String, String> targets) {
+        return open(globals, targets, globals.database());
+    }
+
+    /** A session on {@code database} instead of {@code --db}'s (the demo's own database). */
+    static Session open(Main globals, Map<String, String> targets, String database) {
         // Check the settings before connecting, so bad input fails fast with exit 2.
-        newBuilder(null, globals.database(), globals.application(), globals.lease());
+        newBuilder(null, database, globals.application(), globals.lease());
         for (String name : targets.keySet()) {
             if (name.equals(DocumentRef.DEFAULT_TARGET) || name.isBlank() || name.contains("/")) {
                 throw CliException.badInput("invalid target name '" + name + "' (the default target is --uri)");
@@ -47,13 +52,13 @@ final class Session implements AutoCloseable {
         Connection connection = Connection.open(globals.uri());
         List<MongoClient> extra = new ArrayList<>();
         try {
-            TransactionManager.Builder builder = newBuilder(connection, globals.database(), globals.application(), globals.lease());
+            TransactionManager.Builder builder = newBuilder(connection, database, globals.application(), globals.lease());
             for (Map.Entry<String, String> target : targets.entrySet()) {
                 MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS);
                 extra.add(client);
                 builder.target(target.getKey(), client);
             }
-            return new Session(connection, extra, globals.database(), builder.build());
+            return new Session(connection, extra, database, builder.build());
         } catch (RuntimeException e) {
             extra.forEach(MongoClient::close);
             connection.close();
