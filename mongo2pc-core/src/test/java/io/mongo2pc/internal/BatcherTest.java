@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -53,28 +54,37 @@ class BatcherTest {
     @Test
     void withFourInFlight_fourThreadsArrivingTogether_eachSendsAtOnce_noneWaitsForAnother() throws Exception {
         int threads = 4;
-        long roundTripMs = 300;
+        // A request stays out until every input is out: if any thread waited for another's request
+        // to come back first, the inputs out would never reach four and the requests would time out.
+        CountDownLatch allOut = new CountDownLatch(threads);
+        AtomicInteger timedOut = new AtomicInteger();
         Batcher<Integer, Integer> batcher = new Batcher<>(inputs -> {
-            CountingSender.sleep(roundTripMs);
+            inputs.forEach(i -> allOut.countDown());
+            try {
+                if (!allOut.await(30, TimeUnit.SECONDS)) {
+                    timedOut.incrementAndGet();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
             return inputs;
         }, i -> 1, 64, threads);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         CyclicBarrier start = new CyclicBarrier(threads);
-        List<Future<Long>> futures = new ArrayList<>();
+        List<Future<Integer>> futures = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             int input = t;
             futures.add(pool.submit(() -> {
                 start.await();
-                long t0 = System.nanoTime();
-                batcher.submit(input);
-                return (System.nanoTime() - t0) / 1_000_000;
+                return batcher.submit(input);
             }));
         }
-        for (Future<Long> f : futures) {
-            // Waiting for another thread's request first would take two round trips (600 ms).
-            assertThat(f.get(1, TimeUnit.MINUTES)).as("ms for one input").isLessThan(roundTripMs + roundTripMs / 2);
+        for (int t = 0; t < threads; t++) {
+            assertThat(futures.get(t).get(1, TimeUnit.MINUTES)).isEqualTo(t);
         }
         pool.shutdown();
+        assertThat(timedOut.get()).as("requests that waited in vain for the other inputs to be out").isZero();
     }
 
     @Test
