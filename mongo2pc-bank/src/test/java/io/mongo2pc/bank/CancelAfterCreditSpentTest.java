@@ -2,7 +2,6 @@ package io.mongo2pc.bank;
 
 import io.mongo2pc.CancelResult;
 import io.mongo2pc.CrashPoint;
-import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testkit.EmbeddedMongo;

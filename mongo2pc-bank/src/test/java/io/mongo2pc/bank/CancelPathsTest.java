@@ -4,8 +4,6 @@ import io.mongo2pc.CancelResult;
 import io.mongo2pc.CrashHook;
 import io.mongo2pc.CrashPoint;
 import io.mongo2pc.CrashPoint.Step;
-import io.mongo2pc.InvalidTransactionException;
-import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;

@@ -9,7 +9,6 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.bank.Payments;

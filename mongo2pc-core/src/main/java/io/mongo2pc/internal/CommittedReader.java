@@ -1,6 +1,5 @@
 package io.mongo2pc.internal;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Numbers;
