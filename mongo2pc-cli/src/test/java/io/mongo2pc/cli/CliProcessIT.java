@@ -109,7 +109,7 @@ class CliProcessIT {
         assertThat(demo.out()).contains("embedded server on ./mongo2pc-data", "CRASH at", "recovery: 3 rolled forward, 1 canceled",
                 "pay demo1-order-1 (120) from demo1-alice: done", "Demo finished: the books balance");
         assertThat(dir.resolve("mongo2pc-data")).isDirectory();
-        Result verify = run("verify", "--expect-total", "5000", "--json");
+        Result verify = run("--db", "mongo2pc_demo", "verify", "--expect-total", "5000", "--json");
         assertThat(verify.exitCode()).as(verify.toString()).isZero();
         assertThat(verify.json().get("ok").asBoolean()).isTrue();
         assertThat(verify.json().get("accounts").asInt()).as("five people and the shop").isEqualTo(6);
