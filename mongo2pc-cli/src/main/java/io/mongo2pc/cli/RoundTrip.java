@@ -15,8 +15,7 @@ final class RoundTrip {
 
     /**
      * The median of up to 200 pings to {@code database} (fewer if they take more than 2 s in all,
-     * at least 3), in milliseconds, after up to 100 not counted (the first pings of a fresh JVM
-     * run slower code).
+     * at least 3), in milliseconds, after up to 100 not counted.
      */
     static double medianMs(MongoDatabase database) {
         Document ping = new Document("ping", 1);
