@@ -287,10 +287,10 @@ public final class Engine {
     /** Claims one queued transaction and drives it; empty if none was waiting. */
     public Optional<TransactionOutcome> claimAndRun() {
         requireOpen();
-        hook(CrashPoint.before(Step.CLAIM, -1), null);
+        reach(Transition.INITIAL_TO_PENDING, CrashPoint.Phase.BEFORE, null);
         String token = newToken();
         AtomicBoolean tried = new AtomicBoolean();
-        Document claimed = retrier.call("claim", null, INITIAL, () -> {
+        Document claimed = retrier.call(Transition.INITIAL_TO_PENDING.label(), null, INITIAL, () -> {
             // a retry: the first try may have claimed one whose answer was lost; that one is ours
             Document ours = tried.getAndSet(true) ? store.claimedWith(token) : null;
             return ours != null ? ours : store.claim(config.application(), config.owner(), config.lease().toMillis(), token);
@@ -299,7 +299,7 @@ public final class Engine {
             return Optional.empty();
         }
         Object id = claimed.get(Fields.ID);
-        hook(CrashPoint.after(Step.CLAIM, -1), id);
+        reach(Transition.INITIAL_TO_PENDING, CrashPoint.Phase.AFTER, id);
         Owned tx;
         try {
             List<Operation> ops = operationsOf(claimed);
@@ -311,7 +311,7 @@ public final class Engine {
             tx = new Owned(id, 1L, List.of(), PENDING, null);
             stamped(tx, TransactionStore.stamped(claimed));
             tx.reason = "invalid transaction: " + e.getMessage();
-            move(tx, CANCELING, Step.BEGIN_CANCEL, reasonOf(tx));
+            move(tx, Transition.PENDING_TO_CANCELING, reasonOf(tx));
         }
         return Optional.of(drive(tx, true));
     }
@@ -336,11 +336,11 @@ public final class Engine {
                 case PENDING -> {
                     Participants.Result refusal = applyAll(tx);
                     if (refusal == null) {
-                        move(tx, APPLIED, Step.COMMIT, null);
+                        move(tx, Transition.PENDING_TO_APPLIED, null);
                     } else {
                         tx.reason = refusal.reason();
                         tx.code = refusal.code();
-                        move(tx, CANCELING, Step.BEGIN_CANCEL, reasonOf(tx));
+                        move(tx, Transition.PENDING_TO_CANCELING, reasonOf(tx));
                     }
                 }
                 case APPLIED -> finish(tx);
@@ -350,7 +350,7 @@ public final class Engine {
                         Operation op = tx.ops.get(i);
                         participantWrite(tx, Step.UNDO, i, deadline -> participants.undo(op, tx.id, deadline));
                     }
-                    move(tx, CANCELED, Step.FINISH_CANCEL, null);
+                    move(tx, Transition.CANCELING_TO_CANCELED, null);
                 }
                 default -> throw new IllegalStateException("transaction " + tx.id + " cannot be driven from " + tx.state);
             }
@@ -401,7 +401,7 @@ public final class Engine {
             Operation op = tx.ops.get(i);
             participantWrite(tx, Step.RELEASE, i, deadline -> participants.release(op, tx.id, deadline));
         }
-        move(tx, DONE, Step.FINISH, null);
+        move(tx, Transition.APPLIED_TO_DONE, null);
     }
 
     /**
@@ -446,8 +446,9 @@ public final class Engine {
         List<Owned> moving = new ArrayList<>();
         List<UpdateOneModel<Document>> moves = new ArrayList<>();
         for (Owned tx : released) {
-            if (reached(tx, Step.FINISH, CrashPoint.Phase.BEFORE, alone)) {
-                moves.add(TransactionStore.moveWrite(tx.id, tx.epoch, APPLIED, DONE, null));
+            if (reached(tx, Transition.APPLIED_TO_DONE, CrashPoint.Phase.BEFORE, alone)) {
+                moves.add(TransactionStore.transitionWrite(Transition.APPLIED_TO_DONE, tx.state,
+                        TransactionStore.owned(tx.id, tx.epoch), null));
                 moving.add(tx);
             }
         }
@@ -455,8 +456,8 @@ public final class Engine {
         for (Owned tx : moving) {
             if (!moved) {
                 alone.add(tx);
-            } else if (reached(tx, Step.FINISH, CrashPoint.Phase.AFTER, alone)) {
-                tx.state = DONE;
+            } else if (reached(tx, Transition.APPLIED_TO_DONE, CrashPoint.Phase.AFTER, alone)) {
+                tx.state = Transition.APPLIED_TO_DONE.to(tx.state);
                 counted(tx);
             }
         }
@@ -477,18 +478,25 @@ public final class Engine {
      * and renews its lease if due; false if something threw: a transient error (an acknowledgement
      * lost) sends it to {@code alone}, anything else leaves it to recovery.
      */
+    private boolean reached(Owned tx, Transition t, CrashPoint.Phase phase, List<Owned> alone) {
+        return reached(tx, phase, alone, () -> reach(t, phase, tx.id));
+    }
+
+    /** {@link #reached} for the participant writes of {@code step}: the crash points of each operation. */
     private boolean reached(Owned tx, Step step, CrashPoint.Phase phase, List<Owned> alone) {
+        return reached(tx, phase, alone, () -> {
+            for (int i = 0; i < tx.ops.size(); i++) {
+                hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, i) : CrashPoint.after(step, i), tx.id);
+            }
+        });
+    }
+
+    private boolean reached(Owned tx, CrashPoint.Phase phase, List<Owned> alone, Runnable crashPoints) {
         try {
             if (phase == CrashPoint.Phase.BEFORE) {
                 renewIfDue(tx);
             }
-            if (step == Step.FINISH) {
-                hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, -1) : CrashPoint.after(step, -1), tx.id);
-            } else {
-                for (int i = 0; i < tx.ops.size(); i++) {
-                    hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, i) : CrashPoint.after(step, i), tx.id);
-                }
-            }
+            crashPoints.run();
             return true;
         } catch (LeaseLostException e) {
             log.info("transaction {} was taken over by another process, which finishes it: {}", tx.id, e.getMessage());
@@ -635,12 +643,15 @@ public final class Engine {
         return result;
     }
 
-    /** The one place a stored state changes: compare-and-set on state and epoch. */
-    private void move(Owned tx, TransactionState to, Step step, Document extra) {
+    /**
+     * Moves an owned transaction by {@code t}: the compare-and-set on state and epoch
+     * ({@link TransactionStore#transition}) between the crash points of {@code t}'s step.
+     */
+    private void move(Owned tx, Transition t, Document extra) {
         TransactionState from = tx.state;
-        hook(CrashPoint.before(step, -1), tx.id);
-        Instant stamp = retrier.call(step.name().toLowerCase(Locale.ROOT), tx.id, from,
-                () -> afterWrite(moveOnce(tx, from, to, extra), step, -1, tx.id));
+        TransactionState to = t.to(from);
+        reach(t, CrashPoint.Phase.BEFORE, tx.id);
+        Instant stamp = retrier.call(t.label(), tx.id, from, () -> reached(moveOnce(tx, t, extra), t, tx.id));
         if (stamp == null) {
             Document current = retrier.call("read", tx.id, from, () -> store.find(tx.id));
             boolean ackLost = current != null && TransactionStore.stateOf(current) == to
@@ -666,12 +677,26 @@ public final class Engine {
      * single-request compare-and-set returns the stamp, or null if it does not match (perhaps
      * because the combined one did: the caller reads the document to tell).
      */
-    private Instant moveOnce(Owned tx, TransactionState from, TransactionState to, Document extra) {
+    private Instant moveOnce(Owned tx, Transition t, Document extra) {
         Instant sentAfter = clock.lowerBound();
-        if (transactionWrites.write(TransactionStore.moveWrite(tx.id, tx.epoch, from, to, extra))) {
+        if (transactionWrites.write(TransactionStore.transitionWrite(t, tx.state, TransactionStore.owned(tx.id, tx.epoch), extra))) {
             return sentAfter;
         }
-        return store.move(tx.id, tx.epoch, from, to, extra);
+        return store.move(tx.id, tx.epoch, t, tx.state, extra);
+    }
+
+    /** Runs the crash point of {@code t}'s write in {@code phase}, if it has one. */
+    private void reach(Transition t, CrashPoint.Phase phase, Object id) {
+        CrashPoint point = t.crashPoint(phase);
+        if (point != null) {
+            hook(point, id);
+        }
+    }
+
+    /** {@link #afterWrite} for a transition: its AFTER crash point inside the retried write. */
+    private <T> T reached(T result, Transition t, Object id) {
+        reach(t, CrashPoint.Phase.AFTER, id);
+        return result;
     }
 
     /** Long transactions stamp lastModified between state changes so their lease does not run out. */
@@ -710,13 +735,13 @@ public final class Engine {
         } catch (RuntimeException e) {
             throw new UnreadableTransactionException("transaction " + id + " cannot be taken over: " + e.getMessage(), id, e);
         }
-        hook(CrashPoint.before(Step.TAKEOVER, -1), id);
+        reach(Transition.TAKEOVER, CrashPoint.Phase.BEFORE, id);
         // A token of this attempt: two threads of one manager share its owner name, so only the
         // token tells our own takeover (acknowledgement lost, then retried) from a sibling's.
         String token = newToken();
-        Document taken = retrier.call("takeover", id, TransactionStore.stateOf(seen),
-                () -> afterWrite(store.takeOver(seen, staleBefore, config.application(), config.owner(), config.lease().toMillis(), token),
-                        Step.TAKEOVER, -1, id));
+        Document taken = retrier.call(Transition.TAKEOVER.label(), id, TransactionStore.stateOf(seen),
+                () -> reached(store.takeOver(seen, staleBefore, config.application(), config.owner(), config.lease().toMillis(), token),
+                        Transition.TAKEOVER, id));
         if (taken == null) {
             Document current = retrier.call("read", id, null, () -> store.find(id));
             if (current != null && token.equals(current.get(Fields.TOKEN))) {
@@ -739,7 +764,7 @@ public final class Engine {
                 if (!participants.allApplied(tx.ops, tx.id)) {
                     tx.reason = cancelReason;
                     tx.code = ReasonCode.CANCELED_BY_OPERATOR;
-                    move(tx, CANCELING, Step.BEGIN_CANCEL, reasonOf(tx));
+                    move(tx, Transition.PENDING_TO_CANCELING, reasonOf(tx));
                 }
             }
             TransactionOutcome outcome = drive(tx, false);
