@@ -1,6 +1,5 @@
 package io.mongo2pc;
 
-import com.mongodb.client.MongoCollection;
 import io.mongo2pc.internal.Engine;
 import org.bson.Document;
 
@@ -10,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The entry point: runs multi-document transactions on MongoDB with the two-phase-commit protocol
@@ -215,6 +215,19 @@ public final class TransactionManager implements AutoCloseable {
         return engine.read(document);
     }
 
+    /**
+     * Which of {@code ids} name documents that exist in {@code collection} of {@code database}
+     * reached through {@code target}, as stored (a plain read, like {@link #read}): the stored
+     * {@code _id} of each one found, ids compared as MongoDB compares them ({@code 1} and
+     * {@code 1L} are one document). Lookups that concurrent callers make in one collection share
+     * requests, as the manager's writes do; retried through transient errors. E.g. a transfer
+     * refusing an unknown account before writing anything.
+     */
+    public Set<Object> existingIds(String target, String database, String collection, List<Object> ids) {
+        Objects.requireNonNull(ids, "ids");
+        return engine.existingIds(target, database, collection, ids);
+    }
+
     /** The stored transaction: its state, owner, epoch, lease, operations and reason, and the document as is. */
     public Optional<TransactionView> inspect(Object transactionId) {
         return engine.inspect(transactionId);
@@ -238,11 +251,6 @@ public final class TransactionManager implements AutoCloseable {
     /** The database server's time now. */
     public Instant serverTime() {
         return engine.serverTime();
-    }
-
-    /** The coordinator collection (with the configured concerns). */
-    public MongoCollection<Document> transactions() {
-        return engine.transactions();
     }
 
     public TransactionManagerSettings settings() {

@@ -12,13 +12,11 @@ import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
-import io.mongo2pc.internal.Batcher;
 import org.bson.Document;
 import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -58,7 +56,6 @@ public final class Bank {
      */
     private final Set<Object> known = ConcurrentHashMap.newKeySet();
     private static final int KNOWN_MAX = 100_000;
-    private final Batcher<List<Object>, Set<Object>> lookups;
 
     /**
      * A bank on {@code manager}, which must have been built with {@link TransferCodec#INSTANCE}
@@ -69,7 +66,6 @@ public final class Bank {
         TransactionManagerSettings s = manager.settings();
         this.accounts = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(s.database()).getCollection(ACCOUNTS)
                 .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
-        this.lookups = new Batcher<>(this::findExisting, List::size, 512, s.combinedRequestsInFlight());
     }
 
     /** Registers what a manager needs to run and recover transfers. */
@@ -151,7 +147,9 @@ public final class Bank {
             }
         }
         if (!unknown.isEmpty()) {
-            Set<Object> found = lookups.submit(unknown);
+            Set<Object> found = new HashSet<>();
+            manager.existingIds(DocumentRef.DEFAULT_TARGET, manager.settings().database(), ACCOUNTS, unknown)
+                    .forEach(id -> found.add(sameId(id)));
             for (Object id : unknown) {
                 if (!found.contains(sameId(id))) {
                     throw new InvalidTransactionException("account " + id + " does not exist");
@@ -163,21 +161,6 @@ public final class Bank {
             found.forEach(known::add);
         }
         return new Document("source", source).append("destination", destination).append("value", value);
-    }
-
-    /**
-     * Which of the ids that concurrent transfers ask about exist: one read for all of them, by
-     * _id (equality, or a bare $in: both are index lookups). Every asker gets the same set.
-     */
-    private List<Set<Object>> findExisting(List<List<Object>> asked) {
-        List<Object> ids = new ArrayList<>();
-        asked.forEach(ids::addAll);
-        Document filter = new Document("_id", ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
-        Set<Object> found = new HashSet<>();
-        for (Document d : accounts.find(filter).projection(Projections.include("_id"))) {
-            found.add(sameId(d.get("_id")));
-        }
-        return Collections.nCopies(asked.size(), Collections.unmodifiableSet(found));
     }
 
     private static Object sameId(Object id) {

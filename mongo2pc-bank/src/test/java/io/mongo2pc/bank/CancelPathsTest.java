@@ -1,9 +1,9 @@
 package io.mongo2pc.bank;
 
 import io.mongo2pc.CancelResult;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
@@ -73,7 +73,7 @@ class CancelPathsTest {
     }
 
     private Object onlyTransactionId() {
-        return manager.transactions().find().first().get("_id");
+        return mongo.transactions(manager.settings().database()).find().first().get("_id");
     }
 
     // ---- guards ---------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 package io.mongo2pc.bank;
 
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionManager;
@@ -70,7 +70,7 @@ class FencingTest {
     }
 
     private Document onlyTransaction() {
-        return other.transactions().find().first();
+        return mongo.transactions(other.settings().database()).find().first();
     }
 
     @Test
@@ -119,7 +119,7 @@ class FencingTest {
 
         // then
         assertThat(pruned).isEqualTo(1);
-        assertThat(other.transactions().countDocuments()).isZero();
+        assertThat(mongo.transactions(other.settings().database()).countDocuments()).isZero();
         assertThat(balance("A")).isEqualTo(900L);
     }
 

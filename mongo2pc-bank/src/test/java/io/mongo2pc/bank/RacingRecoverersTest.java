@@ -1,8 +1,8 @@
 package io.mongo2pc.bank;
 
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.testkit.EmbeddedMongo;

@@ -72,7 +72,7 @@ class TransferTest {
     void transfer_unknownAccount_isRefusedBeforeAnyWrite() {
         assertThatThrownBy(() -> bank.transfer("A", "Z", 10L))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("Z does not exist");
-        assertThat(manager.transactions().countDocuments()).isZero();
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).isZero();
     }
 
     @Test
@@ -92,7 +92,7 @@ class TransferTest {
         assertThat(bank.submit("q-1", "A", "B", 100L)).isEqualTo("q-1");
         assertThat(bank.submit("q-1", "A", "B", 100L)).isEqualTo("q-1");
 
-        assertThat(manager.transactions().countDocuments()).isEqualTo(1);
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).isEqualTo(1);
         assertThat(manager.claimAndRun()).hasValueSatisfying(o -> assertThat(o.isDone()).isTrue());
         assertThat(manager.claimAndRun()).isEmpty();
         assertThat(bank.accounts().find(new Document("_id", "B")).first()).containsEntry("balance", 1100L);

@@ -144,7 +144,7 @@ class TutorialCoexistenceTest {
         for (int i = 0; i < 10; i++) {
             expected.put("acc" + i, 10_000L);
         }
-        for (Document tx : requester.transactions().find()) {
+        for (Document tx : mongo.transactions(requester.settings().database()).find()) {
             assertThat(tx.getString("state")).isEqualTo("done");
             assertThat(runs.get(tx.get("_id")).get(0)).startsWith(tx.getString("application") + ":");
             expected.merge(tx.get("source"), -tx.getLong("value"), Long::sum);

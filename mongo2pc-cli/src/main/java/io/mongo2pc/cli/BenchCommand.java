@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
@@ -136,7 +138,10 @@ final class BenchCommand extends BaseCommand {
             createAccounts(accountsColl);
             err().flush();
             long initialTotal = OPENING * accounts;
-            MongoCollection<Document> transactionsColl = session.manager().transactions();
+            TransactionManagerSettings settings = session.manager().settings();
+            MongoCollection<Document> transactionsColl = settings.target(DocumentRef.DEFAULT_TARGET)
+                    .getDatabase(settings.database()).getCollection(settings.transactionsCollection())
+                    .withWriteConcern(settings.writeConcern()).withReadConcern(settings.readConcern());
             TutorialTransfer tutorial = new TutorialTransfer(accountsColl, transactionsColl);
 
             Recorder latencies = new Recorder(3);

@@ -1,10 +1,8 @@
 package io.mongo2pc.cli;
 
-import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.Projections;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
@@ -149,9 +147,8 @@ final class DemoCommand extends BaseCommand {
                         e.getValue()[0] + e.getValue()[1], e.getValue()[0], e.getValue()[1]));
             }
             Map<String, Long> byState = new LinkedHashMap<>();
-            for (Document tx : teller.transactions().find(Filters.in("_id", queued))
-                    .projection(Projections.include("state"))) {
-                byState.merge(String.valueOf(tx.get("state")), 1L, Long::sum);
+            for (Object id : queued) {
+                teller.inspect(id).ifPresent(tx -> byState.merge(String.valueOf(tx.document().get("state")), 1L, Long::sum));
             }
             say(String.format("the queue drained in %.2fs (%.0f transfers/s): %s", seconds, queued.size() / seconds, byState));
             if (byState.containsKey("canceled")) {

@@ -1,6 +1,5 @@
 package io.mongo2pc.internal;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.CancelResult;
 import io.mongo2pc.DocumentRef;
@@ -17,6 +16,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The coordinator behind {@link io.mongo2pc.TransactionManager}: wires its rooms together and
@@ -40,6 +40,7 @@ public final class Engine {
     private final Cancellation cancellation;
     private final Outcomes outcomes;
     private final AdminQueries admin;
+    private final ExistingIds existingIds;
 
     public Engine(TransactionManagerSettings settings) {
         this.targets = new Targets(settings.targets(), settings.writeConcern(), settings.readConcern(),
@@ -69,6 +70,7 @@ public final class Engine {
         this.committedReader = new CommittedReader(targets, store, operations::of);
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of);
         this.admin = new AdminQueries(store, clock, retrier);
+        this.existingIds = new ExistingIds(targets, settings.combinedRequestsInFlight());
     }
 
     // ---- starting transactions (see Starter) -----------------------------------------------
@@ -125,8 +127,9 @@ public final class Engine {
                 .find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first()));
     }
 
-    public MongoCollection<Document> transactions() {
-        return store.collection();
+    /** The stored ids of those of {@code ids} that exist in a collection (see {@link ExistingIds}). */
+    public Set<Object> existingIds(String target, String database, String collection, List<Object> ids) {
+        return retrier.call("read", null, null, () -> existingIds.existing(target, database, collection, ids));
     }
 
     // ---- recovery and operator actions -----------------------------------------------------

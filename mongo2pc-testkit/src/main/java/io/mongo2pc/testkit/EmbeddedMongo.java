@@ -4,6 +4,7 @@ import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
 import io.mongo2pc.embedded.EmbeddedServer;
 import org.bson.Document;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -123,9 +124,22 @@ public final class EmbeddedMongo implements BeforeAllCallback, AfterAllCallback,
 
     /** {@link #expireLeases(String)} for tests that run their own server (jqwik properties). */
     public static long expireLeases(MongoClient client, String database) {
-        return client.getDatabase(database).getCollection("transactions").updateMany(
+        return transactions(client, database).updateMany(
                 new Document("state", new Document("$in", List.of("pending", "applied", "committed", "canceling"))),
                 new Document("$set", new Document("lastModified", new Date(0)))).getModifiedCount();
+    }
+
+    /**
+     * The transactions collection (under the library's default name) of {@code database}, as
+     * stored: for tests that read it or prepare it by hand, as another application would.
+     */
+    public MongoCollection<Document> transactions(String database) {
+        return transactions(client, database);
+    }
+
+    /** {@link #transactions(String)} for tests that run their own server. */
+    public static MongoCollection<Document> transactions(MongoClient client, String database) {
+        return client.getDatabase(database).getCollection("transactions");
     }
 
     /** Skips the invariant check after this test only: say why. */

@@ -1,0 +1,57 @@
+package io.mongo2pc;
+
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ExistingIdsTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    private TransactionManager manager() {
+        return TransactionManager.builder().target("default", mongo.client()).database(mongo.database()).build();
+    }
+
+    @Test
+    void existingIds_givesTheStoredIdsOfTheDocumentsThatExist_comparedAsMongoDbComparesIds() {
+        mongo.client().getDatabase(mongo.database()).getCollection("things")
+                .insertMany(List.of(new Document("_id", 1), new Document("_id", "a")));
+
+        Set<Object> found = manager().existingIds("default", mongo.database(), "things", List.of(1L, "a", "b", 2));
+
+        assertThat(found).containsExactlyInAnyOrder(1, "a");
+    }
+
+    @Test
+    void existingIds_concurrentCallers_eachGetOnlyTheirOwnDocuments() throws Exception {
+        List<Document> docs = new ArrayList<>();
+        for (int i = 0; i < 200; i += 2) {
+            docs.add(new Document("_id", "d" + i));
+        }
+        mongo.client().getDatabase(mongo.database()).getCollection("things").insertMany(docs);
+        TransactionManager manager = manager();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<Set<Object>>> answers = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                List<Object> asked = List.of("d" + (2 * i), "d" + (2 * i + 1));
+                answers.add(pool.submit(() -> manager.existingIds("default", mongo.database(), "things", asked)));
+            }
+            for (int i = 0; i < 100; i++) {
+                assertThat(answers.get(i).get()).as("caller %d", i).containsExactly("d" + (2 * i));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
