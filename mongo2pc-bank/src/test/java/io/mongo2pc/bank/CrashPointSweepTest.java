@@ -5,6 +5,7 @@ import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoClient;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.RecoveryReport;
@@ -40,13 +41,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class CrashPointSweepTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
-
-    /** Thrown by the hook: the process "dies" here, abandoning the transaction as it is. */
-    static final class SimulatedCrash extends RuntimeException {
-        SimulatedCrash(CrashPoint point) {
-            super("simulated crash at " + point, null, false, false);
-        }
-    }
 
     /** A scenario: accounts A and B, and a transaction that either commits or cancels at B. */
     enum Scenario {
@@ -171,7 +165,7 @@ class CrashPointSweepTest {
                 ids.add(id);
             }
             if (p.equals(point)) {
-                throw new SimulatedCrash(p);
+                throw new SimulatedCrash(p, id);
             }
         };
         assertThatThrownBy(() -> start(db, scenario, manager(db, "owner", mongo.client(), hook)))
@@ -182,7 +176,7 @@ class CrashPointSweepTest {
     private static CrashHook crashAt(CrashPoint point) {
         return (p, id) -> {
             if (p.equals(point)) {
-                throw new SimulatedCrash(p);
+                throw new SimulatedCrash(p, id);
             }
         };
     }

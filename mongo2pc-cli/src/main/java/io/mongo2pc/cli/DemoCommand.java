@@ -2,6 +2,7 @@ package io.mongo2pc.cli;
 
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
 import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.RecoveryReport;
@@ -48,16 +49,6 @@ final class DemoCommand extends BaseCommand {
 
     @Option(names = "--workers", paramLabel = "W", defaultValue = "3", description = "concurrent workers (default: ${DEFAULT-VALUE})")
     int workers;
-
-    /** What the demo throws from its crash hook: the process "dies" between two protocol writes. */
-    static final class SimulatedCrash extends RuntimeException {
-        private final transient Object transactionId;
-
-        SimulatedCrash(CrashPoint point, Object transactionId) {
-            super("simulated crash at " + point + " of transaction " + transactionId, null, false, false);
-            this.transactionId = transactionId;
-        }
-    }
 
     private record Crash(CrashPoint point, String story, String source, String destination, long amount) { }
 
@@ -188,7 +179,7 @@ final class DemoCommand extends BaseCommand {
                     TransactionOutcome outcome = crashyBank.transfer(crash.source(), crash.destination(), crash.amount());
                     say("  (no crash: transfer " + printable(outcome.id()) + " " + outcome.state().stored() + ")");
                 } catch (SimulatedCrash e) {
-                    crashed.put(e.transactionId, crash);
+                    crashed.put(e.transactionId(), crash);
                     say("  CRASH at " + crash.point() + ": " + crash.story());
                 } finally {
                     armed.set(null);
