@@ -11,6 +11,7 @@ import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
+import io.mongo2pc.bank.TutorialClient;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import org.bson.Document;
@@ -35,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * {@code bench}: a closed-economy load (YCSB+T): random transfers between random accounts, whose
  * total must not change. Modes: {@code library} (mongo2pc transfers), {@code tutorial} (the
- * tutorial's eight writes by hand, {@link TutorialTransfer}) and {@code raw} (one update by _id
+ * tutorial's eight writes by hand, {@link TutorialClient}) and {@code raw} (one update by _id
  * per operation: the ceiling). Creates its own accounts and refuses a database that holds some.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
@@ -142,7 +143,7 @@ final class BenchCommand extends BaseCommand {
             MongoCollection<Document> transactionsColl = settings.target(DocumentRef.DEFAULT_TARGET)
                     .getDatabase(settings.database()).getCollection(settings.transactionsCollection())
                     .withWriteConcern(settings.writeConcern()).withReadConcern(settings.readConcern());
-            TutorialTransfer tutorial = new TutorialTransfer(accountsColl, transactionsColl);
+            TutorialClient tutorial = new TutorialClient(accountsColl, transactionsColl, settings.application());
 
             Recorder latencies = new Recorder(3);
             AtomicLong committed = new AtomicLong();
