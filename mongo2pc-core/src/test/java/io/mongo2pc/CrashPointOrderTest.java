@@ -3,6 +3,7 @@ package io.mongo2pc;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.SimulatedCrash;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -29,8 +30,7 @@ class CrashPointOrderTest {
     private final CrashHook recording = (point, id) -> reached.add(point.toString());
 
     private TransactionManager manager(String application, CrashHook hook) {
-        return TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
-                .application(application).crashHook(hook).build();
+        return TestManagers.builder(mongo.client(), mongo.database(), application).crashHook(hook).build();
     }
 
     private List<Operation> transfer(long amount) {

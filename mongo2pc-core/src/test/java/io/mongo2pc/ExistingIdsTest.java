@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -19,7 +20,7 @@ class ExistingIdsTest {
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
     private TransactionManager manager() {
-        return TransactionManager.builder().target("default", mongo.client()).database(mongo.database()).build();
+        return TestManagers.builder(mongo.client(), mongo.database(), "existing").build();
     }
 
     @Test

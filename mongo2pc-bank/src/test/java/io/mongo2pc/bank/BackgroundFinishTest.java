@@ -10,6 +10,7 @@ import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
@@ -45,8 +46,7 @@ class BackgroundFinishTest {
             CrashPoint.before(Step.FINISH, -1), CrashPoint.after(Step.FINISH, -1));
 
     private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, boolean background) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(db).application(app)
-                .crashHook(hook).retryTimeout(Duration.ofSeconds(5)).finishInBackground(background)).build();
+        return Bank.configure(TestManagers.crashing(client, db, app, hook).finishInBackground(background)).build();
     }
 
     @Test

@@ -5,6 +5,7 @@ import com.mongodb.client.MongoClient;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -43,8 +44,7 @@ class ConcurrentQueueTest {
     private static final long OPENING = 1_000L;
 
     private TransactionManager manager(MongoClient client, String application) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(mongo.database())
-                .application(application)).build();
+        return Bank.configure(TestManagers.builder(client, mongo.database(), application)).build();
     }
 
     private static String account(int i) {

@@ -12,6 +12,7 @@ import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
@@ -138,8 +139,7 @@ class CrashPointSweepTest {
     }
 
     private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(db)
-                .application(app).crashHook(hook).retryTimeout(Duration.ofSeconds(5))).build();
+        return Bank.configure(TestManagers.crashing(client, db, app, hook)).build();
     }
 
     private static TransactionOutcome start(String db, Scenario scenario, TransactionManager manager) {

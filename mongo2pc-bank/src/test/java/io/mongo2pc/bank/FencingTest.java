@@ -6,6 +6,7 @@ import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,8 +43,7 @@ class FencingTest {
     }
 
     private TransactionManager manager(String application, CrashHook hook) {
-        return Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
-                .application(application).lease(LEASE).crashHook(hook)).build();
+        return Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application).lease(LEASE).crashHook(hook)).build();
     }
 
     /** Pauses the owner once at {@code point} past its lease, and runs {@code meanwhile} during the pause. */
