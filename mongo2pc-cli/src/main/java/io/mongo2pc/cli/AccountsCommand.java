@@ -28,12 +28,14 @@ final class AccountsCommand implements Runnable {
     }
 
     @Command(name = "create", mixinStandardHelpOptions = true,
-            description = "Creates account ID with BALANCE (an integer of minor units, or a decimal such as 12.50). Exit 2 if it exists.")
+            description = {"Creates account ID with BALANCE: an integer of minor units (1000), or a decimal such as 12.50.",
+                    "The balance's decimal places are the account's scale: amounts with more are refused.",
+                    "Exit 0 created; 2 bad input or ID exists."})
     static final class Create extends BaseCommand {
         @Parameters(index = "0", paramLabel = "ID", description = "account id (a string)")
         String id;
 
-        @Parameters(index = "1", paramLabel = "BALANCE", description = "opening balance, zero or more")
+        @Parameters(index = "1", paramLabel = "BALANCE", description = "opening balance, zero or more; 10.00 makes an account of 2 decimal places")
         String balance;
 
         @Option(names = "--json", description = "print one JSON object")
