@@ -84,14 +84,15 @@ public final class Main implements Runnable {
         CommandLine cl = e.getCommandLine();
         PrintWriter err = cl.getErr();
         String name = cl.getCommandSpec().qualifiedName(" ");
-        err.println(name + ": " + e.getMessage());
+        String message = Words.plain(e.getMessage());
+        err.println(name + ": " + message);
         if (!CommandLine.UnmatchedArgumentException.printSuggestions(e, err)) {
             err.println("Try '" + name + " --help' for more information.");
         }
         err.flush();
         if (Arrays.asList(args).contains("--json")) {
             ObjectNode error = Json.object();
-            error.put("error", e.getMessage());
+            error.put("error", message);
             cl.getOut().println(Json.write(error));
             cl.getOut().flush();
         }

@@ -54,8 +54,15 @@ final class TxCommand extends BaseCommand {
     @Override
     int run() throws IOException {
         String text = read(file);
+        String source = file.equals("-") ? "standard input" : file;
+        if (text.isBlank()) {
+            throw CliException.badInput(source + " is empty: a transaction is {\"ops\": [...]} (see `mongo2pc tx --help`)");
+        }
         try {
-            STRICT.readTree(text);
+            if (!STRICT.readTree(text).isObject()) {
+                throw CliException.badInput(source + " is not a JSON object: a transaction is {\"ops\": [...]}"
+                        + " (see `mongo2pc tx --help`)");
+            }
         } catch (JsonProcessingException e) {
             // TransactionJson reads MongoDB's lenient extended JSON (last duplicate key wins, text
             // after the object ignored): a file that says two things must not run either of them

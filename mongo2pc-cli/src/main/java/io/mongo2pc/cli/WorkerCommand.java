@@ -68,7 +68,7 @@ final class WorkerCommand extends BaseCommand {
         if (scanPeriod.isZero()) {
             throw CliException.badInput("--scan-period must be positive");
         }
-        try (Session session = open();
+        try (Session session = Session.open(globals(), java.util.Map.of(), globals().database(), true);
              TransactionManager background = finish == Finish.background ? session.newBackgroundManager() : null) {
             TransactionManager manager = background == null ? session.manager() : background;
             leaseShown = manager.settings().lease();
@@ -132,8 +132,8 @@ final class WorkerCommand extends BaseCommand {
                 lost.incrementAndGet();
             } catch (RuntimeException e) {
                 errors.incrementAndGet();
-                err().println(stamp() + " worker thread " + n + ": " + e.getClass().getSimpleName() + ": "
-                        + Connection.firstLine(e.getMessage()) + "; retrying in " + errorBackoff + "ms");
+                err().println(stamp() + " worker thread " + n + ": " + Words.plain(Connection.firstLine(e.getMessage()))
+                        + "; retrying in " + errorBackoff + "ms");
                 err().flush();
                 sleep(errorBackoff);
                 errorBackoff = Math.min(ERROR_BACKOFF_MAX_MS, errorBackoff * 2);
