@@ -22,8 +22,13 @@ abstract class BaseCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** True when the command was asked for one JSON object on stdout. */
+    /** True when the command was asked for one JSON object on stdout (its {@link JsonOption}). */
     boolean json() {
+        for (CommandSpec mixin : spec.mixins().values()) {
+            if (mixin.userObject() instanceof JsonOption option) {
+                return option.enabled;
+            }
+        }
         return false;
     }
 

@@ -3,6 +3,7 @@ package io.mongo2pc.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.RecoveryReport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.Map;
 
 /** {@code recover}: one recovery pass over stale open transactions. */
 @Command(name = "recover", mixinStandardHelpOptions = true,
+        footer = "--json prints {\"rolledForward\",\"canceled\",\"skipped\",\"failed\",\"notStale\",\"lateInsertsRemoved\"}",
         description = "One pass over open transactions unchanged for --older-than (default: the lease): takes each over and "
                 + "finishes it (pending and applied roll forward, canceling finishes its undo).")
 final class RecoverCommand extends BaseCommand {
@@ -22,13 +24,8 @@ final class RecoverCommand extends BaseCommand {
             description = "another MongoDB that operations of generic transactions reach (repeatable)")
     Map<String, String> targets = new LinkedHashMap<>();
 
-    @Option(names = "--json", description = "print {\"rolledForward\",\"canceled\",\"skipped\",\"failed\",\"notStale\",\"lateInsertsRemoved\"}")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -37,7 +34,7 @@ final class RecoverCommand extends BaseCommand {
             Duration age = olderThan == null ? globals().lease() : olderThan;
             report = session.manager().recover(age);
         }
-        if (json) {
+        if (json()) {
             ObjectNode node = Json.object();
             node.put("rolledForward", report.rolledForward());
             node.put("canceled", report.canceled());

@@ -46,7 +46,9 @@ final class Session implements AutoCloseable {
     }
 
     /** With {@code serveOthers}, an embedded server started here is served to other commands too ({@link Connection}). */
-    static Session open(Main globals, Map<String, String> targets, String database, boolean serveOthers) {
+    static Session open(Main globals, Map<String, String> commandTargets, String database, boolean serveOthers) {
+        Map<String, String> targets = new java.util.LinkedHashMap<>(globals.targets()); // --target before the command
+        targets.putAll(commandTargets);
         // Check the settings before connecting, so bad input fails fast with exit 2.
         newBuilder(null, database, globals.application(), globals.lease());
         for (String name : targets.keySet()) {
