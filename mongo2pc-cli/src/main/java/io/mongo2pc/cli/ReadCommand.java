@@ -64,7 +64,7 @@ final class ReadCommand extends BaseCommand {
                     if (json()) {
                         printJson((com.fasterxml.jackson.databind.node.ObjectNode) Json.value(doc.get()));
                     } else {
-                        say(doc.get().toJson());
+                        say(Json.extended(doc.get(), false)); // a Decimal128 as --json shows it
                     }
                     return ExitCodes.OK;
                 }
