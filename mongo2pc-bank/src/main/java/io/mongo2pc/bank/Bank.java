@@ -8,6 +8,8 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.Batcher;
@@ -64,14 +66,14 @@ public final class Bank {
      */
     public Bank(TransactionManager manager) {
         this.manager = manager;
-        TransactionManager.Settings s = manager.settings();
+        TransactionManagerSettings s = manager.settings();
         this.accounts = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(s.database()).getCollection(ACCOUNTS)
                 .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
         this.lookups = new Batcher<>(this::findExisting, List::size, 512, s.combinedRequestsInFlight());
     }
 
     /** Registers what a manager needs to run and recover transfers. */
-    public static TransactionManager.Builder configure(TransactionManager.Builder builder) {
+    public static TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
         return builder.codec(TransferCodec.INSTANCE);
     }
 

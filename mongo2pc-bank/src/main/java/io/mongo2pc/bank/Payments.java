@@ -7,6 +7,7 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
 
@@ -30,7 +31,7 @@ public final class Payments {
 
     public Payments(TransactionManager manager) {
         this.manager = manager;
-        TransactionManager.Settings s = manager.settings();
+        TransactionManagerSettings s = manager.settings();
         this.database = s.database();
         this.orders = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(database).getCollection(ORDERS)
                 .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());

@@ -4,6 +4,7 @@ import com.mongodb.client.MongoClient;
 import io.mongo2pc.CrashHook;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.bank.Bank;
 
 import java.time.Duration;
@@ -52,7 +53,7 @@ final class Session implements AutoCloseable {
         Connection connection = Connection.open(globals.uri());
         List<MongoClient> extra = new ArrayList<>();
         try {
-            TransactionManager.Builder builder = newBuilder(connection, database, globals.application(), globals.lease());
+            TransactionManagerBuilder builder = newBuilder(connection, database, globals.application(), globals.lease());
             for (Map.Entry<String, String> target : targets.entrySet()) {
                 MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS);
                 extra.add(client);
@@ -66,9 +67,9 @@ final class Session implements AutoCloseable {
         }
     }
 
-    private static TransactionManager.Builder newBuilder(Connection connection, String database, String application,
+    private static TransactionManagerBuilder newBuilder(Connection connection, String database, String application,
                                                         Duration lease) {
-        TransactionManager.Builder builder = TransactionManager.builder();
+        TransactionManagerBuilder builder = TransactionManager.builder();
         try {
             builder.database(database).application(application).lease(lease);
         } catch (IllegalArgumentException e) {
@@ -95,7 +96,7 @@ final class Session implements AutoCloseable {
      * with {@code combinedRequestsInFlight} (null: the library's default).
      */
     TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight) {
-        TransactionManager.Builder builder = newBuilder(connection, database, manager.settings().application(),
+        TransactionManagerBuilder builder = newBuilder(connection, database, manager.settings().application(),
                 manager.settings().lease()).finishInBackground(finishInBackground);
         if (combinedRequestsInFlight != null) {
             builder.combinedRequestsInFlight(combinedRequestsInFlight);
