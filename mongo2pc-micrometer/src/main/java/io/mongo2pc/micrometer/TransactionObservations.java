@@ -6,6 +6,7 @@ import io.mongo2pc.CrashHook;
 import io.mongo2pc.CrashPoint;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
 import org.slf4j.Logger;
@@ -33,7 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       {@code mongo2pc.operations}.</li>
  * </ul>
  * It follows the protocol's writes through the {@link CrashHook} the manager calls after each of
- * them ({@link TransactionManager.Builder#crashHook}), then calls {@code next}; it never throws
+ * them ({@link TransactionManagerBuilder#crashHook}), then calls {@code next}; it never throws
  * into the protocol. A span started on a thread that has a current observation (an HTTP request)
  * is its child. Give it the manager ({@link #bind}) to read a canceled transaction's reason code
  * (one read per canceled transaction). Observations this process stops following end as

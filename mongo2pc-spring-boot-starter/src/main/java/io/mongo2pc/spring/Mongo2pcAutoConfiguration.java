@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import io.mongo2pc.CrashHook;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionMetrics;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.bank.Payments;
@@ -54,7 +55,7 @@ public class Mongo2pcAutoConfiguration {
                                                          ObjectProvider<TransactionMetrics> metrics,
                                                          ObjectProvider<TransactionObservations> observations,
                                                          ObjectProvider<TransactionManagerCustomizer> customizers) {
-        TransactionManager.Builder builder = Bank.configure(TransactionManager.builder());
+        TransactionManagerBuilder builder = Bank.configure(TransactionManager.builder());
         targets.clients().forEach(builder::target);
         apply(properties, builder);
         TransactionMetrics meters = metrics.getIfUnique();
@@ -77,7 +78,7 @@ public class Mongo2pcAutoConfiguration {
     }
 
     /** Every {@code mongo2pc.*} setting of the builder; a value the builder refuses names its property. */
-    static void apply(Mongo2pcProperties p, TransactionManager.Builder b) {
+    static void apply(Mongo2pcProperties p, TransactionManagerBuilder b) {
         setting("mongo2pc.database", p.getDatabase(), () -> b.database(p.getDatabase()));
         setting("mongo2pc.application", p.getApplication(), () -> b.application(p.getApplication()));
         setting("mongo2pc.transactions-collection", p.getTransactionsCollection(),
@@ -95,6 +96,7 @@ public class Mongo2pcAutoConfiguration {
         setting("mongo2pc.combined-requests-in-flight", p.getCombinedRequestsInFlight(),
                 () -> b.combinedRequestsInFlight(p.getCombinedRequestsInFlight()));
         b.finishInBackground(p.getFinishing() == Mongo2pcProperties.Finishing.BACKGROUND);
+        setting("mongo2pc.finish-linger", p.getFinishLinger(), () -> b.finishLinger(p.getFinishLinger()));
     }
 
     private static void setting(String property, Object value, Runnable apply) {

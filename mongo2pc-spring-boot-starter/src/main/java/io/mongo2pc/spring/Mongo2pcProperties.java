@@ -1,6 +1,6 @@
 package io.mongo2pc.spring;
 
-import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import java.time.Duration;
@@ -8,7 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The {@code mongo2pc.*} settings: one for every setting of {@link TransactionManager.Builder},
+ * The {@code mongo2pc.*} settings: one for every setting of {@link TransactionManagerBuilder},
  * plus the starter's own (bank, worker, metrics, tracing). Values are checked by the builder when
  * the manager is built, and a bad one stops the application with the property's name and value.
  */
@@ -61,6 +61,9 @@ public class Mongo2pcProperties {
 
     /** Whether 'run' returns done (inline) or at the commit point, the rest finished by one thread (background). */
     private Finishing finishing = Finishing.INLINE;
+
+    /** With background finishing: how long a finisher round waits for more committed transactions after its first (at most 10s). */
+    private Duration finishLinger = Duration.ofMillis(5);
 
     /**
      * Further MongoDB deployments operations may reach, by name: mongo2pc.targets.shop=mongodb://host/.
@@ -150,6 +153,8 @@ public class Mongo2pcProperties {
     public void setCombinedRequestsInFlight(int combinedRequestsInFlight) { this.combinedRequestsInFlight = combinedRequestsInFlight; }
     public Finishing getFinishing() { return finishing; }
     public void setFinishing(Finishing finishing) { this.finishing = finishing; }
+    public Duration getFinishLinger() { return finishLinger; }
+    public void setFinishLinger(Duration finishLinger) { this.finishLinger = finishLinger; }
     public Map<String, String> getTargets() { return targets; }
     public void setTargets(Map<String, String> targets) { this.targets = targets; }
     public Bank getBank() { return bank; }

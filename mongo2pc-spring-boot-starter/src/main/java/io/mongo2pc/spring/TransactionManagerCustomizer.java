@@ -1,6 +1,7 @@
 package io.mongo2pc.spring;
 
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 
 /**
  * Changes the builder of the auto-configured {@link TransactionManager} after the
@@ -10,5 +11,5 @@ import io.mongo2pc.TransactionManager;
  */
 @FunctionalInterface
 public interface TransactionManagerCustomizer {
-    void customize(TransactionManager.Builder builder);
+    void customize(TransactionManagerBuilder builder);
 }

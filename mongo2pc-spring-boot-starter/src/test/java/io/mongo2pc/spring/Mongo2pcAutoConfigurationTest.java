@@ -8,6 +8,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
+import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.bank.Payments;
 import io.mongo2pc.micrometer.MicrometerTransactionMetrics;
@@ -51,8 +53,9 @@ class Mongo2pcAutoConfigurationTest {
                 "mongo2pc.read-concern=local",
                 "mongo2pc.combined-requests-in-flight=4",
                 "mongo2pc.finishing=background",
+                "mongo2pc.finish-linger=20ms",
                 "mongo2pc.targets.shop=" + mongo.uri()).run(context -> {
-            TransactionManager.Settings s = context.getBean(TransactionManager.class).settings();
+            TransactionManagerSettings s = context.getBean(TransactionManager.class).settings();
             assertThat(s.database()).isEqualTo(mongo.database());
             assertThat(s.application()).isEqualTo("payments");
             assertThat(s.transactionsCollection()).isEqualTo("tx");
@@ -66,6 +69,7 @@ class Mongo2pcAutoConfigurationTest {
             assertThat(s.readConcern()).isEqualTo(ReadConcern.LOCAL);
             assertThat(s.combinedRequestsInFlight()).isEqualTo(4);
             assertThat(s.finishInBackground()).isTrue();
+            assertThat(s.finishLinger()).isEqualTo(Duration.ofMillis(20));
             assertThat(s.target("default")).isSameAs(context.getBean(MongoClient.class));
             assertThat(s.target("shop")).isNotNull().isNotSameAs(s.target("default"));
             assertThat(context).hasSingleBean(Bank.class).hasSingleBean(Payments.class).doesNotHaveBean(Mongo2pcWorker.class);
@@ -75,14 +79,15 @@ class Mongo2pcAutoConfigurationTest {
     @Test
     void defaults_areTheBuilders() {
         runner().run(context -> {
-            TransactionManager.Settings s = context.getBean(TransactionManager.class).settings();
+            TransactionManagerSettings s = context.getBean(TransactionManager.class).settings();
             assertThat(s.application()).isEqualTo("mongo2pc");
             assertThat(s.lease()).isEqualTo(Duration.ofSeconds(30));
-            assertThat(s.maxClockSkew()).isEqualTo(TransactionManager.Settings.DEFAULT_MAX_CLOCK_SKEW);
+            assertThat(s.maxClockSkew()).isEqualTo(TransactionManagerSettings.DEFAULT_MAX_CLOCK_SKEW);
             assertThat(s.writeConcern()).isEqualTo(WriteConcern.MAJORITY);
             assertThat(s.readConcern()).isEqualTo(ReadConcern.MAJORITY);
-            assertThat(s.combinedRequestsInFlight()).isEqualTo(TransactionManager.Builder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT);
+            assertThat(s.combinedRequestsInFlight()).isEqualTo(TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT);
             assertThat(s.finishInBackground()).isFalse();
+            assertThat(s.finishLinger()).isEqualTo(TransactionManagerBuilder.DEFAULT_FINISH_LINGER);
         });
     }
 
