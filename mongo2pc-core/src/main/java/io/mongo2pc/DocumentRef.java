@@ -43,7 +43,7 @@ public record DocumentRef(String target, String database, String collection, Obj
             return;
         }
         throw new InvalidTransactionException(what + ": id must be a string, an integer or an ObjectId, got "
-                + InvalidTransactionException.describe(id));
+                + Values.describe(id));
     }
 
     /** A whole number stored as a double, as the mongo shell stores {@code _id: 1} (the tutorial's). */
@@ -103,6 +103,6 @@ public record DocumentRef(String target, String database, String collection, Obj
 
     @Override
     public String toString() {
-        return target + "/" + database + "." + collection + "/" + id;
+        return target + "/" + database + "." + collection + "/" + Values.text(id);
     }
 }

@@ -84,6 +84,6 @@ public final class Numbers {
         if (amount instanceof BigDecimal b) {
             return b.negate();
         }
-        throw new IllegalArgumentException("not an amount: " + InvalidTransactionException.describe(amount));
+        throw new IllegalArgumentException("not an amount: " + Values.describe(amount));
     }
 }

@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The entry point: runs multi-document transactions on MongoDB with the two-phase-commit protocol
@@ -216,16 +215,17 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
-     * Which of {@code ids} name documents that exist in {@code collection} of {@code database}
-     * reached through {@code target}, as stored (a plain read, like {@link #read}): the stored
-     * {@code _id} of each one found, ids compared as MongoDB compares them ({@code 1} and
-     * {@code 1L} are one document). Lookups that concurrent callers make in one collection share
+     * The documents of {@code ids} that exist in {@code collection} of {@code database} reached
+     * through {@code target}, as stored (a plain read, like {@link #read}), each with its
+     * {@code _id} and {@code fields} only; ids are compared as MongoDB compares them ({@code 1} and
+     * {@code 1L} are one document). Reads that concurrent callers make in one collection share
      * requests, as the manager's writes do; retried through transient errors. E.g. a transfer
-     * refusing an unknown account before writing anything.
+     * checking its accounts before writing anything.
      */
-    public Set<Object> existingIds(String target, String database, String collection, List<Object> ids) {
+    public List<Document> readByIds(String target, String database, String collection, List<Object> ids, List<String> fields) {
         Objects.requireNonNull(ids, "ids");
-        return engine.existingIds(target, database, collection, ids);
+        Objects.requireNonNull(fields, "fields");
+        return engine.readByIds(target, database, collection, ids, fields);
     }
 
     /** The stored transaction: its state, owner, epoch, lease, operations and reason, and the document as is. */

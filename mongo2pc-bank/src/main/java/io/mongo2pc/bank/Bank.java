@@ -17,7 +17,7 @@ import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -77,7 +77,11 @@ public final class Bank {
         return accounts;
     }
 
-    /** Creates {@code {_id: id, balance, pendingTransactions: []}}; refuses a bad id or amount, or an existing id. */
+    /**
+     * Creates {@code {_id: id, balance, pendingTransactions: []}}; refuses a bad id or amount, or an
+     * existing id. The account's scale (the decimal places its amounts may have) is the balance's
+     * own: 0 for a {@code long}, 2 for the Decimal128 {@code 10.00} ({@link Amounts}).
+     */
     public void createAccount(Object id, Number balance) {
         DocumentRef.requirePlainId(id, "account");
         if (balance instanceof Integer i) {
@@ -97,6 +101,18 @@ public final class Bank {
             }
             throw e;
         }
+    }
+
+    /**
+     * Creates an account of {@code scale} decimal places (0 to 34): {@code createAccount("A", 10L, 2)}
+     * stores the balance 10.00 and allows amounts such as 0.25; a balance with more places is refused.
+     */
+    public void createAccount(Object id, Number balance, int scale) {
+        DocumentRef.requirePlainId(id, "account");
+        if (!(balance instanceof Integer) && !(balance instanceof Long) && !(balance instanceof Decimal128)) {
+            throw new InvalidTransactionException("balance of account " + id + " must be an integer or a Decimal128, got " + balance);
+        }
+        createAccount(id, Amounts.inScale(balance, scale, "account " + id));
     }
 
     /**
@@ -140,27 +156,34 @@ public final class Bank {
         if (sameId(source).equals(sameId(destination))) {
             throw new InvalidTransactionException("source and destination are the same account " + source);
         }
+        // A whole amount fits every account's scale; one with a fraction needs both balances, read now.
+        boolean fraction = Amounts.decimalPlaces(value) > 0;
         List<Object> unknown = new ArrayList<>(2);
         for (Object id : List.of(source, destination)) {
-            if (!known.contains(sameId(id))) {
+            if (fraction || !known.contains(sameId(id))) {
                 unknown.add(id);
             }
         }
         if (!unknown.isEmpty()) {
-            Set<Object> found = new HashSet<>();
-            manager.existingIds(DocumentRef.DEFAULT_TARGET, manager.settings().database(), ACCOUNTS, unknown)
-                    .forEach(id -> found.add(sameId(id)));
+            Map<Object, Object> found = new HashMap<>();
+            for (Document account : manager.readByIds(DocumentRef.DEFAULT_TARGET, manager.settings().database(), ACCOUNTS,
+                    unknown, List.of("balance"))) {
+                found.put(sameId(account.get("_id")), account.get("balance"));
+            }
             for (Object id : unknown) {
-                if (!found.contains(sameId(id))) {
+                if (!found.containsKey(sameId(id))) {
                     throw new InvalidTransactionException("account " + id + " does not exist");
+                }
+                if (fraction) {
+                    Amounts.requireScale(value, id, found.get(sameId(id)));
                 }
             }
             if (known.size() >= KNOWN_MAX) {
                 known.clear();
             }
-            found.forEach(known::add);
+            known.addAll(found.keySet());
         }
-        return new Document("source", source).append("destination", destination).append("value", value);
+        return new Document("source", source).append("destination", destination).append("value", Amounts.inLeastScale(value));
     }
 
     private static Object sameId(Object id) {

@@ -16,7 +16,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The coordinator behind {@link io.mongo2pc.TransactionManager}: wires its rooms together and
@@ -40,7 +39,7 @@ public final class Engine {
     private final Cancellation cancellation;
     private final Outcomes outcomes;
     private final AdminQueries admin;
-    private final ExistingIds existingIds;
+    private final DocumentsById documentsById;
 
     public Engine(TransactionManagerSettings settings) {
         this.targets = new Targets(settings.targets(), settings.writeConcern(), settings.readConcern(),
@@ -70,7 +69,7 @@ public final class Engine {
         this.committedReader = new CommittedReader(targets, store, operations::of);
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of);
         this.admin = new AdminQueries(store, clock, retrier);
-        this.existingIds = new ExistingIds(targets, settings.combinedRequestsInFlight());
+        this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
     }
 
     // ---- starting transactions (see Starter) -----------------------------------------------
@@ -127,9 +126,9 @@ public final class Engine {
                 .find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first()));
     }
 
-    /** The stored ids of those of {@code ids} that exist in a collection (see {@link ExistingIds}). */
-    public Set<Object> existingIds(String target, String database, String collection, List<Object> ids) {
-        return retrier.call("read", null, null, () -> existingIds.existing(target, database, collection, ids));
+    /** The stored documents of {@code ids} in a collection, with {@code fields} (see {@link DocumentsById}). */
+    public List<Document> readByIds(String target, String database, String collection, List<Object> ids, List<String> fields) {
+        return retrier.call("read", null, null, () -> documentsById.read(target, database, collection, ids, fields));
     }
 
     // ---- recovery and operator actions -----------------------------------------------------

@@ -4,6 +4,7 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
+import io.mongo2pc.Values;
 import org.bson.Document;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.DocumentCodec;
@@ -149,7 +150,7 @@ public final class Validation {
             }
             if (!(e.getValue() instanceof Document fields) || fields.isEmpty()) {
                 throw new InvalidTransactionException(where + ": " + e.getKey() + " needs a document of fields, got "
-                        + InvalidTransactionException.describe(e.getValue()));
+                        + Values.describe(e.getValue()));
             }
             for (Map.Entry<String, Object> field : fields.entrySet()) {
                 checkField(field.getKey(), where);
@@ -166,8 +167,8 @@ public final class Validation {
         for (String key : doc.keySet()) {
             if (key.equals(Fields.ID)) {
                 if (!Objects.equals(DocumentRef.comparableId(doc.get(key)), DocumentRef.comparableId(id))) {
-                    throw new InvalidTransactionException(where + ": the document's _id " + InvalidTransactionException.describe(doc.get(key))
-                            + " differs from the operation's id " + InvalidTransactionException.describe(id));
+                    throw new InvalidTransactionException(where + ": the document's _id " + Values.describe(doc.get(key))
+                            + " differs from the operation's id " + Values.describe(id));
                 }
                 continue;
             }
@@ -206,7 +207,7 @@ public final class Validation {
             Object amount = e.getValue();
             if (!(amount instanceof Integer || amount instanceof Long || amount instanceof Decimal128 || amount instanceof Double)) {
                 throw new InvalidTransactionException(where + ": amount of '" + e.getKey() + "' must be a number (integer or Decimal128), got "
-                        + InvalidTransactionException.describe(amount));
+                        + Values.describe(amount));
             }
             if (isZero((Number) amount)) {
                 throw new InvalidTransactionException(where + ": amount of '" + e.getKey() + "' must not be zero");

@@ -8,33 +8,34 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class ExistingIdsTest {
+class ReadByIdsTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
     private TransactionManager manager() {
-        return TestManagers.builder(mongo.client(), mongo.database(), "existing").build();
+        return TestManagers.builder(mongo.client(), mongo.database(), "reads").build();
     }
 
     @Test
-    void existingIds_givesTheStoredIdsOfTheDocumentsThatExist_comparedAsMongoDbComparesIds() {
-        mongo.client().getDatabase(mongo.database()).getCollection("things")
-                .insertMany(List.of(new Document("_id", 1), new Document("_id", "a")));
+    void readByIds_givesTheDocumentsThatExist_withTheirIdAndTheFieldsAsked_comparedAsMongoDbComparesIds() {
+        mongo.client().getDatabase(mongo.database()).getCollection("things").insertMany(List.of(
+                new Document("_id", 1).append("balance", 5L).append("other", "x"), new Document("_id", "a").append("balance", 7L)));
 
-        Set<Object> found = manager().existingIds("default", mongo.database(), "things", List.of(1L, "a", "b", 2));
+        List<Document> found = manager().readByIds("default", mongo.database(), "things", List.of(1L, "a", "b", 2),
+                List.of("balance"));
 
-        assertThat(found).containsExactlyInAnyOrder(1, "a");
+        assertThat(found).containsExactlyInAnyOrder(new Document("_id", 1).append("balance", 5L),
+                new Document("_id", "a").append("balance", 7L));
     }
 
     @Test
-    void existingIds_concurrentCallers_eachGetOnlyTheirOwnDocuments() throws Exception {
+    void readByIds_concurrentCallers_eachGetOnlyTheirOwnDocuments() throws Exception {
         List<Document> docs = new ArrayList<>();
         for (int i = 0; i < 200; i += 2) {
             docs.add(new Document("_id", "d" + i));
@@ -43,13 +44,13 @@ class ExistingIdsTest {
         TransactionManager manager = manager();
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
-            List<Future<Set<Object>>> answers = new ArrayList<>();
+            List<Future<List<Document>>> answers = new ArrayList<>();
             for (int i = 0; i < 100; i++) {
                 List<Object> asked = List.of("d" + (2 * i), "d" + (2 * i + 1));
-                answers.add(pool.submit(() -> manager.existingIds("default", mongo.database(), "things", asked)));
+                answers.add(pool.submit(() -> manager.readByIds("default", mongo.database(), "things", asked, List.of())));
             }
             for (int i = 0; i < 100; i++) {
-                assertThat(answers.get(i).get()).as("caller %d", i).containsExactly("d" + (2 * i));
+                assertThat(answers.get(i).get()).as("caller %d", i).containsExactly(new Document("_id", "d" + (2 * i)));
             }
         } finally {
             pool.shutdownNow();
