@@ -6,6 +6,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.internal.Engine;
 import io.mongo2pc.internal.Targets;
+import io.mongo2pc.internal.TransactionListing;
 import io.mongo2pc.internal.Validation;
 import org.bson.Document;
 import org.bson.types.ObjectId;
@@ -45,6 +46,7 @@ import java.util.function.Supplier;
 public final class TransactionManager implements AutoCloseable {
 
     private final Engine engine;
+    private final TransactionListing listing;
     private final Settings settings;
 
     private TransactionManager(Settings settings) {
@@ -55,6 +57,7 @@ public final class TransactionManager implements AutoCloseable {
                 settings.lease, settings.maxClockSkew, settings.retryTimeout, settings.conflictTimeout,
                 settings.maxOperations, settings.maxMarkers, settings.crashHook, settings.metrics,
                 settings.codecs, settings.ids, settings.finishInBackground));
+        this.listing = new TransactionListing(engine.transactions(), engine::serverTime, settings.codecs, settings.database);
     }
 
     public static Builder builder() {
@@ -233,6 +236,20 @@ public final class TransactionManager implements AutoCloseable {
     /** The stored transaction: its state, owner, epoch, lease, operations and reason, and the document as is. */
     public Optional<TransactionView> inspect(Object transactionId) {
         return engine.inspect(transactionId);
+    }
+
+    /**
+     * A page of stored transactions that match {@code query}, newest first (most recently changed
+     * first), each as {@link #inspect} reads it; {@link TransactionPage#next()} continues after it.
+     * Reads only.
+     */
+    public TransactionPage list(TransactionQuery query) {
+        return listing.list(Objects.requireNonNull(query, "query"));
+    }
+
+    /** The open transaction that has waited longest since its last change (never stamped ones first), if any. */
+    public Optional<TransactionView> oldestOpenTransaction() {
+        return listing.oldestOpen();
     }
 
     /** Deletes {@code done} and {@code canceled} transactions unchanged for {@code olderThan}. */

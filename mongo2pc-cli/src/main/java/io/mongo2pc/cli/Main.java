@@ -42,6 +42,7 @@ import java.util.Arrays;
                 TxCommand.class,
                 ReadCommand.class,
                 BenchCommand.class,
+                TransactionsCommand.class,
         })
 public final class Main implements Runnable {
 

@@ -2,6 +2,7 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.TransactionView;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -9,12 +10,13 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 
 /** {@code status}: transactions per state, markers on accounts, and the recovery lag. */
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = "Counts transactions in each state, markers left on accounts, and how long the oldest open transaction has waited.")
 final class StatusCommand extends BaseCommand {
-    @Option(names = "--json", description = "print {\"initial\",\"pending\",\"applied\",\"done\",\"canceling\",\"canceled\",\"markers\",\"oldestOpenSeconds\"}")
+    @Option(names = "--json", description = "print {\"initial\",\"pending\",\"applied\",\"done\",\"canceling\",\"canceled\",\"markers\",\"oldestOpenSeconds\",\"oldestOpenId\"}")
     boolean json;
 
     @Override
@@ -27,11 +29,14 @@ final class StatusCommand extends BaseCommand {
         Map<TransactionState, Long> counts;
         long markers;
         Duration oldest;
+        Optional<TransactionView> oldestOpen;
         try (Session session = open()) {
             counts = session.manager().counts();
             markers = session.bank().markers();
             oldest = session.manager().oldestOpen();
+            oldestOpen = session.manager().oldestOpenTransaction();
         }
+        Object oldestId = oldestOpen.map(TransactionView::id).map(TransactionIds::printable).orElse(null);
         BigDecimal oldestSeconds = BigDecimal.valueOf(oldest.toMillis()).movePointLeft(3).setScale(3, RoundingMode.UNNECESSARY);
         if (json) {
             ObjectNode node = Json.object();
@@ -40,6 +45,7 @@ final class StatusCommand extends BaseCommand {
             }
             node.put("markers", markers);
             node.put("oldestOpenSeconds", oldestSeconds);
+            node.set("oldestOpenId", Json.value(oldestId));
             printJson(node);
         } else {
             StringBuilder line = new StringBuilder("transactions:");
@@ -48,7 +54,8 @@ final class StatusCommand extends BaseCommand {
             }
             say(line.toString());
             say("markers on accounts: " + markers);
-            say("oldest open transaction: " + (oldest.isZero() ? "none" : oldestSeconds.toPlainString() + "s ago"));
+            say("oldest open transaction: " + (oldestId == null ? "none"
+                    : oldestId + ", " + oldestOpen.get().state().stored() + ", last changed " + oldestSeconds.toPlainString() + "s ago"));
         }
         return ExitCodes.OK;
     }
