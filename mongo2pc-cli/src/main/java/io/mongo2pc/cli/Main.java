@@ -43,6 +43,7 @@ import java.util.Arrays;
                 ReadCommand.class,
                 BenchCommand.class,
                 TransactionsCommand.class,
+                ConsoleCommand.class,
         })
 public final class Main implements Runnable {
 

@@ -38,14 +38,7 @@ final class RecoverCommand extends BaseCommand {
             report = session.manager().recover(age);
         }
         if (json) {
-            ObjectNode node = Json.object();
-            node.put("rolledForward", report.rolledForward());
-            node.put("canceled", report.canceled());
-            node.put("skipped", report.skipped());
-            node.put("failed", report.failed());
-            node.put("notStale", report.notStale().size());
-            node.put("lateInsertsRemoved", report.lateInsertsRemoved());
-            printJson(node);
+            printJson(json(report));
         } else {
             say("recovery: " + report.rolledForward() + " rolled forward, " + report.canceled() + " canceled, "
                     + report.skipped() + " skipped (" + report.notStale().size() + " not stale yet, " + report.failed()
@@ -56,5 +49,17 @@ final class RecoverCommand extends BaseCommand {
             }
         }
         return ExitCodes.OK;
+    }
+
+    /** {@code {"rolledForward","canceled","skipped","failed","notStale","lateInsertsRemoved"}}. */
+    static ObjectNode json(RecoveryReport report) {
+        ObjectNode node = Json.object();
+        node.put("rolledForward", report.rolledForward());
+        node.put("canceled", report.canceled());
+        node.put("skipped", report.skipped());
+        node.put("failed", report.failed());
+        node.put("notStale", report.notStale().size());
+        node.put("lateInsertsRemoved", report.lateInsertsRemoved());
+        return node;
     }
 }

@@ -1,16 +1,7 @@
 package io.mongo2pc.cli;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.mongo2pc.TransactionState;
-import io.mongo2pc.TransactionView;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-
-import java.math.BigDecimal;
-import java.math.RoundingMode;
-import java.time.Duration;
-import java.util.Map;
-import java.util.Optional;
 
 /** {@code status}: transactions per state, markers on accounts, and the recovery lag. */
 @Command(name = "status", mixinStandardHelpOptions = true,
@@ -26,36 +17,14 @@ final class StatusCommand extends BaseCommand {
 
     @Override
     int run() {
-        Map<TransactionState, Long> counts;
-        long markers;
-        Duration oldest;
-        Optional<TransactionView> oldestOpen;
+        StatusReport report;
         try (Session session = open()) {
-            counts = session.manager().counts();
-            markers = session.bank().markers();
-            oldest = session.manager().oldestOpen();
-            oldestOpen = session.manager().oldestOpenTransaction();
+            report = StatusReport.read(session);
         }
-        Object oldestId = oldestOpen.map(TransactionView::id).map(TransactionIds::printable).orElse(null);
-        BigDecimal oldestSeconds = BigDecimal.valueOf(oldest.toMillis()).movePointLeft(3).setScale(3, RoundingMode.UNNECESSARY);
         if (json) {
-            ObjectNode node = Json.object();
-            for (TransactionState state : TransactionState.values()) {
-                node.put(state.stored(), counts.getOrDefault(state, 0L));
-            }
-            node.put("markers", markers);
-            node.put("oldestOpenSeconds", oldestSeconds);
-            node.set("oldestOpenId", Json.value(oldestId));
-            printJson(node);
+            printJson(report.json());
         } else {
-            StringBuilder line = new StringBuilder("transactions:");
-            for (TransactionState state : TransactionState.values()) {
-                line.append(' ').append(state.stored()).append('=').append(counts.getOrDefault(state, 0L));
-            }
-            say(line.toString());
-            say("markers on accounts: " + markers);
-            say("oldest open transaction: " + (oldestId == null ? "none"
-                    : oldestId + ", " + oldestOpen.get().state().stored() + ", last changed " + oldestSeconds.toPlainString() + "s ago"));
+            report.lines().forEach(this::say);
         }
         return ExitCodes.OK;
     }
