@@ -82,7 +82,8 @@ final class ConsoleCommand extends BaseCommand {
                 try {
                     stop.await();
                 } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt(); // stopped by the caller (tests run the console in a thread)
+                    // stopped by the caller (tests run the console in a thread): close everything as for SIGTERM;
+                    // the thread ends with this command, so the interrupt has done its work
                 }
             }
         }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.mongodb.MongoException;
 import io.mongo2pc.TransactionException;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -18,6 +19,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.net.URLDecoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -59,6 +61,11 @@ final class ConsoleServer implements AutoCloseable {
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendDateHeader(false);
+        // A transaction id may hold '/', '%' or ';': the page percent-encodes it as one path segment,
+        // and route() splits the raw path before decoding each segment.
+        http.setUriCompliance(UriCompliance.DEFAULT.with("transaction ids", UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+                UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING, UriCompliance.Violation.AMBIGUOUS_PATH_PARAMETER,
+                UriCompliance.Violation.AMBIGUOUS_PATH_SEGMENT, UriCompliance.Violation.AMBIGUOUS_EMPTY_SEGMENT));
         this.connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
         connector.setHost(bind);
         connector.setPort(port);
@@ -107,7 +114,8 @@ final class ConsoleServer implements AutoCloseable {
     }
 
     private Reply route(Request request) {
-        String path = request.getHttpURI().getDecodedPath();
+        String rawPath = request.getHttpURI().getPath();
+        String path = decode(rawPath);
         String method = request.getMethod();
         if (loopback && !LOOPBACK_NAMES.contains(Request.getServerName(request))) {
             throw new ConsoleError(403, "FORBIDDEN", "this console answers only to 127.0.0.1 and localhost, not to "
@@ -132,7 +140,10 @@ final class ConsoleServer implements AutoCloseable {
             return values == null ? List.of() : values;
         };
         Function<String, String> param = name -> params.apply(name).isEmpty() ? null : params.apply(name).get(0);
-        String[] parts = path.substring("/api/".length()).split("/", -1);
+        String[] parts = rawPath.substring("/api/".length()).split("/", -1);
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = decode(parts[i]);
+        }
         if (parts.length == 1) {
             switch (parts[0]) {
                 case "status" -> { return get(method, api::status); }
@@ -144,16 +155,22 @@ final class ConsoleServer implements AutoCloseable {
                 default -> { }
             }
         }
-        if (parts.length >= 2 && parts[0].equals("transactions") && !parts[1].isEmpty()) {
-            // an id may hold '/' only percent-encoded; the path was decoded, so rejoin what follows
-            boolean cancel = parts.length >= 3 && parts[parts.length - 1].equals("cancel");
-            String id = String.join("/", List.of(parts).subList(1, cancel ? parts.length - 1 : parts.length));
-            if (cancel) {
-                return post(request, () -> api.cancel(id, param.apply("reason")));
-            }
-            return get(method, () -> api.transaction(id));
+        if (parts.length == 2 && parts[0].equals("transactions") && !parts[1].isEmpty()) {
+            return get(method, () -> api.transaction(parts[1]));
+        }
+        if (parts.length == 3 && parts[0].equals("transactions") && !parts[1].isEmpty() && parts[2].equals("cancel")) {
+            return post(request, () -> api.cancel(parts[1], param.apply("reason")));
         }
         throw ConsoleError.notFound("no API " + path);
+    }
+
+    /** Percent-decodes one path segment ('+' stays a plus: it means a space only in query strings). */
+    private static String decode(String segment) {
+        try {
+            return URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw ConsoleError.badRequest("bad percent-encoding in " + segment);
+        }
     }
 
     private static Reply get(String method, Supplier<ObjectNode> answer) {
