@@ -1,9 +1,5 @@
 package io.mongo2pc.cli;
 
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.TransactionManager;
-import io.mongo2pc.bank.Bank;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterAll;
@@ -31,7 +27,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Date;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -158,7 +153,7 @@ class ConsoleBrowserTest {
 
     @Test
     void staleTransaction_appearsAfterItsOwnerDies_andRecoverNowFinishesIt() {
-        String id = stuckTransfer();
+        String id = ConsoleFixture.stuckTransfer(mongo, Duration.ofMinutes(5));
         open();
         waitForRow(id, "pending");
         assertThat(rowNow(id)).doesNotContain("stale");
@@ -252,23 +247,5 @@ class ConsoleBrowserTest {
         browser.get(console.url() + "#token=browser-token-0123456789");
         waitForText(By.id("count-done"), "0");
         assertThat(browser.getCurrentUrl()).doesNotContain("token=");
-    }
-
-    /** A transfer whose owner died after its debit, with a lease of five minutes. */
-    private String stuckTransfer() {
-        AtomicBoolean fired = new AtomicBoolean();
-        CrashHook crash = (point, id) -> {
-            if (point.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0)) && fired.compareAndSet(false, true)) {
-                throw new IllegalStateException(String.valueOf(id));
-            }
-        };
-        TransactionManager dying = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(mongo.database()).application("dying").lease(Duration.ofMinutes(5)).crashHook(crash)).build();
-        try {
-            new Bank(dying).transfer("A", "B", 100L);
-            throw new AssertionError("the crash hook did not fire");
-        } catch (IllegalStateException e) {
-            return e.getMessage();
-        }
     }
 }

@@ -2,6 +2,11 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.mongo2pc.CrashHook;
+import io.mongo2pc.CrashPoint;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.bank.Bank;
+import io.mongo2pc.testkit.EmbeddedMongo;
 import picocli.CommandLine;
 
 import java.io.IOException;
@@ -14,6 +19,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -118,6 +124,24 @@ final class ConsoleFixture implements AutoCloseable {
             pause(50);
         }
         return r.json();
+    }
+
+    /** A transfer A -> B of 100 whose owner (application "dying", lease {@code lease}) died after its debit; its id. */
+    static String stuckTransfer(EmbeddedMongo mongo, Duration lease) {
+        AtomicBoolean fired = new AtomicBoolean();
+        CrashHook crash = (point, id) -> {
+            if (point.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0)) && fired.compareAndSet(false, true)) {
+                throw new IllegalStateException(String.valueOf(id));
+            }
+        };
+        TransactionManager dying = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+                .database(mongo.database()).application("dying").lease(lease).crashHook(crash)).build();
+        try {
+            new Bank(dying).transfer("A", "B", 100L);
+            throw new AssertionError("the crash hook did not fire");
+        } catch (IllegalStateException e) {
+            return e.getMessage();
+        }
     }
 
     static void pause(long millis) {
