@@ -210,7 +210,7 @@ final class ConsoleApi {
     /** One recovery pass (default: transactions unchanged for the lease), as {@code recover --json}. */
     ObjectNode recover(String olderThan) {
         Duration age = olderThan == null || olderThan.isBlank() ? lease() : duration("olderThan", olderThan);
-        return RecoverCommand.json(manager().recover(age));
+        return RecoverCommand.Pass.run(manager(), age).json();
     }
 
     /** Deletes finished transactions unchanged for {@code olderThan} (required): {@code {"deleted"}}. */

@@ -1,19 +1,15 @@
 package io.mongo2pc.cli;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 
 /** {@code status}: transactions per state, markers on accounts, and the recovery lag. */
 @Command(name = "status", mixinStandardHelpOptions = true,
+        footer = "--json prints {\"initial\",\"pending\",\"applied\",\"done\",\"canceling\",\"canceled\",\"markers\",\"oldestOpenSeconds\",\"oldestOpenId\"}",
         description = "Counts transactions in each state, markers left on accounts, and how long the oldest open transaction has waited.")
 final class StatusCommand extends BaseCommand {
-    @Option(names = "--json", description = "print {\"initial\",\"pending\",\"applied\",\"done\",\"canceling\",\"canceled\",\"markers\",\"oldestOpenSeconds\",\"oldestOpenId\"}")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -21,7 +17,7 @@ final class StatusCommand extends BaseCommand {
         try (Session session = open()) {
             report = StatusReport.read(session);
         }
-        if (json) {
+        if (json()) {
             printJson(report.json());
         } else {
             report.lines().forEach(this::say);

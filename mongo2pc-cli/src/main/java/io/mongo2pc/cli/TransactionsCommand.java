@@ -4,6 +4,7 @@ import io.mongo2pc.TransactionPage;
 import io.mongo2pc.TransactionQuery;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -29,7 +30,9 @@ final class TransactionsCommand implements Runnable {
     @Command(name = "list", mixinStandardHelpOptions = true,
             description = {"Lists transactions, most recently changed first; AGE is the time since the last change (server clock).",
                     "Open ones whose owner's lease has run out are marked stale. --app filters by application.",
-                    "Exit 0; 2 bad filter."})
+                    "Exit 0; 2 bad filter."},
+            footer = {"--json prints {\"transactions\":[{\"id\",\"state\",\"age\",\"owner\",\"application\",\"epoch\",",
+                    "\"reason\",\"code\",\"source\",\"destination\",\"value\",\"stale\"}],\"more\",\"next\"}"})
     static final class ListTransactions extends BaseCommand {
         @Option(names = "--state", paramLabel = "STATE",
                 description = "only this state: initial, pending, applied, done, canceling, canceled (repeatable)")
@@ -49,14 +52,8 @@ final class TransactionsCommand implements Runnable {
         @Option(names = "--after", paramLabel = "CURSOR", description = "continue after a page: its \"next\" (see --json)")
         String after;
 
-        @Option(names = "--json", description = "print {\"transactions\":[{\"id\",\"state\",\"age\",\"owner\",\"application\","
-                + "\"epoch\",\"reason\",\"code\",\"source\",\"destination\",\"value\",\"stale\"}],\"more\",\"next\"}")
-        boolean json;
-
-        @Override
-        boolean json() {
-            return json;
-        }
+        @Mixin
+        JsonOption json;
 
         @Override
         int run() {
@@ -66,7 +63,7 @@ final class TransactionsCommand implements Runnable {
             try (Session session = open()) {
                 page = session.manager().list(query);
             }
-            if (json) {
+            if (json()) {
                 printJson(TransactionRows.json(page, lease));
             } else if (page.transactions().isEmpty()) {
                 say("no transactions" + (query.after() == null ? "" : " after this cursor"));
