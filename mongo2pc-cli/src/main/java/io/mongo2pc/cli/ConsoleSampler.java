@@ -103,7 +103,7 @@ final class ConsoleSampler implements AutoCloseable {
             status = report;
             failure = null;
         } catch (RuntimeException e) {
-            String why = "cannot read the database: " + Connection.firstLine(Connection.rootMessage(e));
+            String why = ConsoleServer.databaseProblem(e);
             if (!why.equals(failure)) {
                 log.warn("{}", why);
             }

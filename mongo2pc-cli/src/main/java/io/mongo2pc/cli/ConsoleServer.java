@@ -98,7 +98,7 @@ final class ConsoleServer implements AutoCloseable {
         } catch (ConsoleError e) {
             reply = error(e.status(), e.code(), e.getMessage());
         } catch (MongoException | TransactionException e) {
-            reply = error(503, "DATABASE_UNAVAILABLE", "database error: " + Connection.firstLine(Connection.rootMessage(e)));
+            reply = error(503, "DATABASE_UNAVAILABLE", databaseProblem(e));
         } catch (RuntimeException e) {
             log.warn("console request {} {} failed", request.getMethod(), request.getHttpURI().getPath(), e);
             reply = error(500, "INTERNAL", "unexpected error: " + Connection.firstLine(Connection.rootMessage(e)));
@@ -171,6 +171,15 @@ final class ConsoleServer implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw ConsoleError.badRequest("bad percent-encoding in " + segment);
         }
+    }
+
+    /** What went wrong with the database, in its own words: the message of the first cause the driver gave. */
+    static String databaseProblem(Throwable e) {
+        Throwable cause = e;
+        while (!(cause instanceof MongoException) && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return "cannot read the database: " + Connection.firstLine(cause.getMessage() == null ? cause.toString() : cause.getMessage());
     }
 
     private static Reply get(String method, Supplier<ObjectNode> answer) {

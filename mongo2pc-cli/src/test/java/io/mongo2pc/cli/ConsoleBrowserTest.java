@@ -1,5 +1,6 @@
 package io.mongo2pc.cli;
 
+import io.mongo2pc.embedded.EmbeddedServer;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterAll;
@@ -206,6 +207,28 @@ class ConsoleBrowserTest {
             List<WebElement> rows = d.findElements(By.cssSelector("#transactions tbody tr[data-id]"));
             return rows.size() == 1 && expected.equals(rows.get(0).getAttribute("data-id"));
         });
+
+        browser.get("about:blank");
+        browser.get(console.url() + "#tx=" + wanted); // a link to one transaction opens it in full
+        waitForText(By.id("detail-id"), wanted);
+        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("detail-ops"), "increment"));
+    }
+
+    @Test
+    void databaseDown_showsABanner_andThePageStays() {
+        EmbeddedServer server = EmbeddedServer.inMemory().start();
+        try {
+            console = new ConsoleFixture(List.of("--uri", server.uri(), "--db", "down"));
+            browser.get(console.url());
+            waitForText(By.id("count-done"), "0");
+
+            server.close();
+
+            waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("banner"), "cannot read the database"));
+            assertThat(browser.findElement(By.id("count-done")).getText()).isEqualTo("0");
+        } finally {
+            server.close();
+        }
     }
 
     @Test

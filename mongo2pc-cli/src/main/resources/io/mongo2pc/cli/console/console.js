@@ -46,13 +46,18 @@
       });
   }
 
-  function readToken() {
+  // The address may carry #token=SECRET (kept in this tab, then taken out of the address bar and
+  // its history) and #tx=ID (that transaction opened in full: a link to give a colleague).
+  function readHash() {
     var match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
     if (match) {
       sessionStorage.setItem('mongo2pc.token', decodeURIComponent(match[1]));
-      history.replaceState(null, '', location.pathname + location.search); // out of the address bar and history
+      var rest = location.hash.replace(/(?:^#|&)token=[^&]+/, '').replace(/^&/, '');
+      history.replaceState(null, '', location.pathname + location.search + (rest ? '#' + rest : ''));
     }
     token = sessionStorage.getItem('mongo2pc.token');
+    var tx = /(?:^#|&)tx=([^&]+)/.exec(location.hash);
+    if (tx) { view.detailId = decodeURIComponent(tx[1]); }
   }
 
   function banner(text) {
@@ -285,7 +290,7 @@
       if (unauthorized) {
         banner('This console needs its token.');
       } else if (failed.length) {
-        var e = failed[0];
+        var e = results[0].status === 'rejected' ? results[0].reason : failed[0]; // the status says it best
         var bad = failed.filter(function (f) { return f.status === 400; })[0];
         banner(bad ? 'Filter: ' + bad.message : e.status ? e.message : 'The console does not answer: ' + e.message);
       } else {
@@ -356,7 +361,7 @@
     });
   }
 
-  readToken();
+  readHash();
   wire();
   refresh();
 }());
