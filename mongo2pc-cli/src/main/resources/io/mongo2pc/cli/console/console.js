@@ -103,7 +103,7 @@
       var value = form.elements[name].value.trim();
       if (value) { params.set(name, value); }
     });
-    params.set('limit', '25');
+    params.set('limit', '20');
     if (view.cursor) { params.set('after', view.cursor); }
     return params.toString();
   }
@@ -121,7 +121,7 @@
       if (tx.stale) { state.appendChild(el('span', 'stale', 'badge')); }
       tr.appendChild(state);
       tr.appendChild(el('td', age(tx.age)));
-      tr.appendChild(el('td', tx.owner === null ? '–' : tx.owner, 'small'));
+      tr.appendChild(el('td', tx.owner === null ? '–' : tx.owner, 'small owner'));
       tr.appendChild(el('td', tx.application === null ? '–' : tx.application));
       tr.appendChild(el('td', tx.epoch));
       var detail = tx.reason !== null ? (tx.code ? tx.code + ': ' : '') + tx.reason
