@@ -1,6 +1,7 @@
 package io.mongo2pc;
 
 import io.mongo2pc.internal.Engine;
+import io.mongo2pc.internal.TransactionListing;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -33,11 +34,13 @@ import java.util.Optional;
 public final class TransactionManager implements AutoCloseable {
 
     private final Engine engine;
+    private final TransactionListing listing;
     private final TransactionManagerSettings settings;
 
     TransactionManager(TransactionManagerSettings settings) {
         this.settings = settings;
         this.engine = new Engine(settings);
+        this.listing = new TransactionListing(engine.transactions(), engine::serverTime, settings.codecs(), settings.database());
     }
 
     /** A builder of a manager; every setting, its check and its default are on {@link TransactionManagerBuilder}. */
@@ -231,6 +234,20 @@ public final class TransactionManager implements AutoCloseable {
     /** The stored transaction: its state, owner, epoch, lease, operations and reason, and the document as is. */
     public Optional<TransactionView> inspect(Object transactionId) {
         return engine.inspect(transactionId);
+    }
+
+    /**
+     * A page of stored transactions that match {@code query}, newest first (most recently changed
+     * first), each as {@link #inspect} reads it; {@link TransactionPage#next()} continues after it.
+     * Reads only.
+     */
+    public TransactionPage list(TransactionQuery query) {
+        return listing.list(Objects.requireNonNull(query, "query"));
+    }
+
+    /** The open transaction that has waited longest since its last change (never stamped ones first), if any. */
+    public Optional<TransactionView> oldestOpenTransaction() {
+        return listing.oldestOpen();
     }
 
     /** Deletes {@code done} and {@code canceled} transactions unchanged for {@code olderThan}. */
