@@ -35,6 +35,6 @@ public record DocumentRef(String target, String database, String collection, Obj
 
     @Override
     public String toString() {
-        return target + "/" + database + "." + collection + "/" + id;
+        return target + "/" + database + "." + collection + "/" + io.mongo2pc.internal.Values.text(id);
     }
 }

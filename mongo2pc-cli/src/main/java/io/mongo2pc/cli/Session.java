@@ -43,6 +43,13 @@ final class Session implements AutoCloseable {
 
     /** A session on {@code database} instead of {@code --db}'s (the demo's own database). */
     static Session open(Main globals, Map<String, String> targets, String database) {
+        return open(globals, targets, database, false);
+    }
+
+    /** With {@code serveOthers}, an embedded server started here is served to other commands too ({@link Connection}). */
+    static Session open(Main globals, Map<String, String> commandTargets, String database, boolean serveOthers) {
+        Map<String, String> targets = new java.util.LinkedHashMap<>(globals.targets()); // --target before the command
+        targets.putAll(commandTargets);
         // Check the settings before connecting, so bad input fails fast with exit 2.
         newBuilder(null, database, globals.application(), globals.lease());
         for (String name : targets.keySet()) {
@@ -50,7 +57,7 @@ final class Session implements AutoCloseable {
                 throw CliException.badInput("invalid target name '" + name + "' (the default target is --uri)");
             }
         }
-        Connection connection = Connection.open(globals.uri());
+        Connection connection = Connection.open(globals.uri(), serveOthers);
         List<MongoClient> extra = new ArrayList<>();
         try {
             TransactionManagerBuilder builder = newBuilder(connection, database, globals.application(), globals.lease());
@@ -70,6 +77,9 @@ final class Session implements AutoCloseable {
     private static TransactionManagerBuilder newBuilder(Connection connection, String database, String application,
                                                         Duration lease) {
         TransactionManagerBuilder builder = TransactionManager.builder();
+        if (lease.isZero()) {
+            throw CliException.badInput("--lease must be more than 0, e.g. 30s: it is how long an owner may stay silent");
+        }
         try {
             builder.database(database).application(application).lease(lease);
         } catch (IllegalArgumentException e) {
