@@ -1,7 +1,6 @@
 package io.mongo2pc;
 
 import io.mongo2pc.internal.Engine;
-import io.mongo2pc.internal.TransactionListing;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -34,13 +33,11 @@ import java.util.Optional;
 public final class TransactionManager implements AutoCloseable {
 
     private final Engine engine;
-    private final TransactionListing listing;
     private final TransactionManagerSettings settings;
 
     TransactionManager(TransactionManagerSettings settings) {
         this.settings = settings;
         this.engine = new Engine(settings);
-        this.listing = new TransactionListing(engine.transactions(), engine::serverTime, settings.codecs(), settings.database());
     }
 
     /** A builder of a manager; every setting, its check and its default are on {@link TransactionManagerBuilder}. */
@@ -242,12 +239,12 @@ public final class TransactionManager implements AutoCloseable {
      * Reads only.
      */
     public TransactionPage list(TransactionQuery query) {
-        return listing.list(Objects.requireNonNull(query, "query"));
+        return engine.list(Objects.requireNonNull(query, "query"));
     }
 
     /** The open transaction that has waited longest since its last change (never stamped ones first), if any. */
     public Optional<TransactionView> oldestOpenTransaction() {
-        return listing.oldestOpen();
+        return engine.oldestOpenTransaction();
     }
 
     /** Deletes {@code done} and {@code canceled} transactions unchanged for {@code olderThan}. */
