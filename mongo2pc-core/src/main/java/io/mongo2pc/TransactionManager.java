@@ -41,7 +41,7 @@ public final class TransactionManager implements AutoCloseable {
     TransactionManager(TransactionManagerSettings settings) {
         this.settings = settings;
         this.engine = new Engine(settings);
-        this.listing = new TransactionListing(engine.transactions(), engine::serverTime, settings.codecs(), settings.database());
+        this.listing = new TransactionListing(engine.transactions(), engine::serverTime, settings);
     }
 
     /** A builder of a manager; every setting, its check and its default are on {@link TransactionManagerBuilder}. */
