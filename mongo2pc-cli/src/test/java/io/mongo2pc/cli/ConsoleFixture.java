@@ -2,8 +2,8 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.testkit.EmbeddedMongo;

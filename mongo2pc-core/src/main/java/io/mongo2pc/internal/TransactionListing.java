@@ -5,7 +5,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoCursor;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionCodec;
 import io.mongo2pc.TransactionPage;
 import io.mongo2pc.TransactionQuery;
 import io.mongo2pc.TransactionState;
@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -36,12 +35,13 @@ public final class TransactionListing {
     private final Supplier<Instant> serverTime;
     private final Function<Document, List<Operation>> operationsOf;
 
-    /** The settings' codecs read the operations of documents without mongo2pc's {@code ops}. */
+    /** {@code codecs} and {@code database} read the operations of documents without mongo2pc's {@code ops}. */
     public TransactionListing(MongoCollection<Document> transactions, Supplier<Instant> serverTime,
-                              TransactionManagerSettings settings) {
+                              List<TransactionCodec> codecs, String database) {
         this.transactions = transactions;
         this.serverTime = serverTime;
-        this.operationsOf = new StoredOperations(settings, Set.of())::of;
+        List<TransactionCodec> readers = List.copyOf(codecs);
+        this.operationsOf = doc -> StoredTransactions.operations(doc, readers, database);
     }
 
     public TransactionPage list(TransactionQuery query) {
