@@ -233,6 +233,20 @@ public final class TransactionManager implements AutoCloseable {
         return engine.inspect(transactionId);
     }
 
+    /**
+     * A page of stored transactions that match {@code query}, newest first (most recently changed
+     * first), each as {@link #inspect} reads it; {@link TransactionPage#next()} continues after it.
+     * Reads only.
+     */
+    public TransactionPage list(TransactionQuery query) {
+        return engine.list(Objects.requireNonNull(query, "query"));
+    }
+
+    /** The open transaction that has waited longest since its last change (never stamped ones first), if any. */
+    public Optional<TransactionView> oldestOpenTransaction() {
+        return engine.oldestOpenTransaction();
+    }
+
     /** Deletes {@code done} and {@code canceled} transactions unchanged for {@code olderThan}. */
     public long prune(Duration olderThan) {
         return engine.prune(olderThan);

@@ -203,10 +203,11 @@ class CommandsTest {
 
         assertThat(r.exitCode()).isZero();
         assertThat(r.keys()).containsExactly("initial", "pending", "applied", "done", "canceling", "canceled", "markers",
-                "oldestOpenSeconds");
+                "oldestOpenSeconds", "oldestOpenId");
         assertThat(r.json().get("done").asInt()).isEqualTo(1);
         assertThat(r.json().get("canceled").asInt()).isEqualTo(1);
         assertThat(r.json().get("oldestOpenSeconds").isNumber()).isTrue();
+        assertThat(r.json().get("oldestOpenId").isNull()).isTrue();
     }
 
     @Test

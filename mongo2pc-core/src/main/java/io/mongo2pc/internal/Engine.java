@@ -7,6 +7,8 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionPage;
+import io.mongo2pc.TransactionQuery;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
 import org.bson.Document;
@@ -40,6 +42,7 @@ public final class Engine {
     private final Outcomes outcomes;
     private final AdminQueries admin;
     private final DocumentsById documentsById;
+    private final TransactionListing listing;
 
     public Engine(TransactionManagerSettings settings) {
         this.targets = new Targets(settings.targets(), settings.writeConcern(), settings.readConcern(),
@@ -70,6 +73,7 @@ public final class Engine {
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of);
         this.admin = new AdminQueries(store, clock, retrier);
         this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
+        this.listing = new TransactionListing(store.collection(), admin::serverTime, settings.codecs(), database);
     }
 
     // ---- starting transactions (see Starter) -----------------------------------------------
@@ -172,5 +176,15 @@ public final class Engine {
     /** Server time now. */
     public Instant serverTime() {
         return admin.serverTime();
+    }
+
+    /** A page of transactions, newest first (see {@link TransactionListing}). */
+    public TransactionPage list(TransactionQuery query) {
+        return listing.list(query);
+    }
+
+    /** The oldest open transaction, if any (see {@link TransactionListing#oldestOpen}). */
+    public Optional<TransactionView> oldestOpenTransaction() {
+        return listing.oldestOpen();
     }
 }

@@ -46,7 +46,7 @@ public final class EmbeddedMongo implements BeforeAllCallback, AfterAllCallback,
 
     private static final AtomicInteger DATABASES = new AtomicInteger();
     /** Sets this run's databases apart from other runs' on a shared deployment. */
-    private static final String RUN = Long.toString(ThreadLocalRandom.current().nextLong(36L * 36 * 36), 36);
+    static final String RUN = Long.toString(ThreadLocalRandom.current().nextLong(36L * 36 * 36), 36);
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(EmbeddedMongo.class);
 
     private final String uri1;
