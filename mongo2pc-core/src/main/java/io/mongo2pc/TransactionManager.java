@@ -54,7 +54,7 @@ public final class TransactionManager implements AutoCloseable {
                 settings.database, settings.transactionsCollection, settings.application, settings.owner,
                 settings.lease, settings.maxClockSkew, settings.retryTimeout, settings.conflictTimeout,
                 settings.maxOperations, settings.maxMarkers, settings.crashHook, settings.metrics,
-                settings.codecs, settings.ids, settings.finishInBackground));
+                settings.codecs, settings.ids, settings.finishInBackground, settings.twoRoundCommit));
     }
 
     public static Builder builder() {
@@ -287,6 +287,7 @@ public final class TransactionManager implements AutoCloseable {
         private final List<TransactionCodec> codecs;
         private final Supplier<Object> ids;
         private final boolean finishInBackground;
+        private final boolean twoRoundCommit;
         private final int combinedRequestsInFlight;
 
         private Settings(Builder b) {
@@ -316,6 +317,7 @@ public final class TransactionManager implements AutoCloseable {
             this.codecs = List.copyOf(b.codecs);
             this.ids = b.ids;
             this.finishInBackground = b.finishInBackground;
+            this.twoRoundCommit = b.twoRoundCommit;
             this.combinedRequestsInFlight = b.combinedRequestsInFlight;
         }
 
@@ -332,6 +334,8 @@ public final class TransactionManager implements AutoCloseable {
         public int maxOperations() { return maxOperations; }
         public int maxMarkers() { return maxMarkers; }
         public boolean finishInBackground() { return finishInBackground; }
+        /** True if new transactions follow the two-round commit ({@code protocol: 2}). */
+        public boolean twoRoundCommit() { return twoRoundCommit; }
         /** The most combined write requests out at once per collection (group commit). */
         public int combinedRequestsInFlight() { return combinedRequestsInFlight; }
         public WriteConcern writeConcern() { return writeConcern; }
@@ -362,6 +366,7 @@ public final class TransactionManager implements AutoCloseable {
         private final List<TransactionCodec> codecs = new ArrayList<>();
         private Supplier<Object> ids = ObjectId::new;
         private boolean finishInBackground;
+        private boolean twoRoundCommit;
         private int combinedRequestsInFlight = DEFAULT_COMBINED_REQUESTS_IN_FLIGHT;
 
         private Builder() { }
@@ -521,6 +526,20 @@ public final class TransactionManager implements AutoCloseable {
          */
         public Builder finishInBackground(boolean finishInBackground) {
             this.finishInBackground = finishInBackground;
+            return this;
+        }
+
+        /**
+         * With true, new transactions follow the two-round commit (docs/PROTOCOL.md): the
+         * transaction document and every prepare are sent at once, then the commit; increases take
+         * effect only after the commit point, so no guard and no committed read ever relies on an
+         * increase that is not committed. Runs transactions of increments only ({@code run}; inserts,
+         * updates, deletes and {@code submit} are refused before anything is written). Every
+         * manager that recovers or reads the same transactions must run a version that knows these
+         * rules (any manager of this version does, whatever this setting). Default false.
+         */
+        public Builder twoRoundCommit(boolean twoRoundCommit) {
+            this.twoRoundCommit = twoRoundCommit;
             return this;
         }
 

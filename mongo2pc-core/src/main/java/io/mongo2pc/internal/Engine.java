@@ -66,7 +66,8 @@ public final class Engine {
                          String owner, Duration lease, Duration maxClockSkew, Duration retryTimeout,
                          Duration conflictTimeout, int maxOperations, int maxMarkers,
                          CrashHook crashHook, TransactionMetrics metrics, List<TransactionCodec> codecs,
-                         Supplier<Object> ids, boolean finishInBackground) { }
+                         Supplier<Object> ids, boolean finishInBackground,
+                         boolean twoRoundCommit) { }
 
     /** A transaction this process owns under {@code epoch}. */
     private static final class Owned {
@@ -112,6 +113,9 @@ public final class Engine {
     private final Recovery recovery;
     private final Cancellation cancellation;
     private final Outcomes outcomes;
+    /** The two-round commit: runs new transactions if configured; recovers and resolves its transactions always. */
+    private final TwoRound twoRound;
+    private final Sweep sweep;
     /** Tokens of this engine's writes: unique, without a call to the (synchronized) SecureRandom per transaction. */
     private final String tokenPrefix = UUID.randomUUID() + "-";
     private final AtomicLong tokens = new AtomicLong();
@@ -153,6 +157,13 @@ public final class Engine {
         this.outcomes = new Outcomes(store, clock, retrier, this::operationsOf, this::takeOverAndDrive, config.lease());
         this.transactionWrites = config.targets()
                 .combiner(DocumentRef.DEFAULT_TARGET, config.database(), config.transactionsCollection());
+        Entries entries = new Entries(config.targets(), config.maxMarkers(), participants.coordinator());
+        Resolver resolver = new Resolver(store, clock, config.maxClockSkew(), participants.coordinator(), config.crashHook());
+        this.sweep = new Sweep(config.targets(), config.targets().collection(DocumentRef.DEFAULT_TARGET, config.database(),
+                config.transactionsCollection() + "_participants"), resolver);
+        this.twoRound = new TwoRound(new TwoRoundContext(config, config.targets(), store, clock, retrier, writesInDoubt,
+                transactionWrites, entries, resolver, sweep, this::newToken),
+                (id, ops) -> outcomes.ofExisting(id, ops, config.lease().plus(config.retryTimeout())));
         this.finisher = config.finishInBackground()
                 ? new Finisher<>("mongo2pc-finisher-" + config.owner(), this::finishAll,
                         Math.max(1, Math.min(FINISH_QUEUE, config.maxMarkers() / 2)), FINISH_BATCH, FINISH_LINGER)
@@ -164,12 +175,13 @@ public final class Engine {
      * left to recovery); false if {@code timeout} passed first. True at once without a finisher.
      */
     public boolean awaitFinished(Duration timeout) {
-        return finisher == null || finisher.awaitIdle(timeout);
+        return (finisher == null || finisher.awaitIdle(timeout)) && twoRound.finish().awaitIdle(timeout);
     }
 
     /** Stops the background finisher after what it holds, waiting up to {@code timeout}; false if some is left to recovery. */
     public boolean close(Duration timeout) {
-        return finisher == null || finisher.close(timeout);
+        boolean closed = finisher == null || finisher.close(timeout);
+        return twoRound.finish().close(timeout) && closed;
     }
 
     /** The document as of the last committed transaction; empty if it does not exist in that view. */
@@ -208,6 +220,9 @@ public final class Engine {
                 .append(Fields.OWNER, config.owner())
                 .append(Fields.EPOCH, 1L)
                 .append(Fields.LEASE_MS, config.lease().toMillis());
+        if (config.twoRoundCommit()) {
+            return twoRound.run(id, ops, doc);
+        }
         Owned tx = new Owned(id, 1L, ops, PENDING, null);
         Instant stamp = insert(id, doc);
         if (stamp == null) {
@@ -221,6 +236,10 @@ public final class Engine {
     /** Writes a new {@code initial} transaction for any worker to claim; returns its id. */
     public Object submit(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         Object id = idFor(requestedId);
+        if (config.twoRoundCommit()) {
+            throw new InvalidTransactionException("queued transactions (submit) are not run by the two-round commit"
+                    + " (twoRoundCommit); run them with run, or submit them with a manager built without it", id);
+        }
         validate(ops, config.maxOperations(), id);
         if (insert(id, newDocument(fields, ops, storeOps, INITIAL)) == null) {
             outcomes.requireSame(id, ops);
@@ -695,7 +714,13 @@ public final class Engine {
 
     /** One recovery pass (see {@link Recovery#recover}). */
     public RecoveryReport recover(Duration olderThan) {
-        return recovery.recover(olderThan);
+        RecoveryReport report = recovery.recover(olderThan);
+        // Markers of two-round transactions whose document was never written: found by no scan of transactions.
+        int swept = retrier.call("sweep", null, null, sweep::sweep);
+        if (swept > 0) {
+            log.info("recovery resolved {} markers of two-round transactions met in participant collections", swept);
+        }
+        return report;
     }
 
     /** Takes {@code seen} over and drives it; with {@code cancelReason}, a pending one is canceled instead (see {@link TakeOver}). */
@@ -728,6 +753,9 @@ public final class Engine {
             return Optional.empty();
         }
         config.metrics().takeover();
+        if (TwoRound.follows(taken)) {
+            return twoRound.driveTakenOver(taken, ops, cancelReason);
+        }
         writesInDoubt.noteInserts(id, ops);
         Owned tx = new Owned(id, TransactionStore.epochOf(taken), ops, TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
         tx.code = ReasonCode.parse(taken.get(Fields.CODE)).orElse(null);
