@@ -65,24 +65,27 @@ final class RoundOne {
      */
     <T> Sent[] send(Object txId, String nonce, List<Operation.Increment> ops, Instant until, Supplier<T> insert,
                     List<T> inserted) {
-        Map<List<String>, List<Integer>> groups = new LinkedHashMap<>();
-        for (int i = 0; i < ops.size(); i++) {
-            DocumentRef ref = ops.get(i).document();
-            groups.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(i);
-        }
+        Map<List<String>, List<Integer>> groups = groups(ops);
         List<Future<WriteCombiner.Answer>> answers = new ArrayList<>();
-        for (List<Integer> group : groups.values()) {
-            List<UpdateOneModel<Document>> writes = new ArrayList<>();
-            for (int i : group) {
-                crashHook.reached(CrashPoint.before(Step.APPLY, i), txId);
-                writes.add(entries.prepareWrite(ops.get(i), txId, nonce, until));
+        try {
+            for (List<Integer> group : groups.values()) {
+                List<UpdateOneModel<Document>> writes = new ArrayList<>();
+                for (int i : group) {
+                    crashHook.reached(CrashPoint.before(Step.APPLY, i), txId);
+                    writes.add(entries.prepareWrite(ops.get(i), txId, nonce, until));
+                }
+                WriteCombiner combiner = targets.combiner(ops.get(group.get(0)).document());
+                answers.add(SENDERS.submit(() -> combiner.answer(writes)));
             }
-            WriteCombiner combiner = targets.combiner(ops.get(group.get(0)).document());
-            answers.add(SENDERS.submit(() -> combiner.answer(writes)));
-        }
-        if (insert != null) {
-            crashHook.reached(CrashPoint.before(Step.INSERT, -1), txId);
-            inserted.add(insert.get());
+            if (insert != null) {
+                crashHook.reached(CrashPoint.before(Step.INSERT, -1), txId);
+                inserted.add(insert.get());
+            }
+        } catch (RuntimeException | Error e) {
+            // This thread stops here (a crash point, an error): what was sent lands before it goes
+            // on, as if the network had delivered it at once; a crash may leave it in any state.
+            answers.forEach(answer -> await(answer, txId));
+            throw e;
         }
         Sent[] sent = new Sent[ops.size()];
         int g = 0;
@@ -106,6 +109,16 @@ final class RoundOne {
             }
         }
         return sent;
+    }
+
+    /** The indexes of {@code ops} by collection (target, database, collection), in order. */
+    static Map<List<String>, List<Integer>> groups(List<Operation.Increment> ops) {
+        Map<List<String>, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < ops.size(); i++) {
+            DocumentRef ref = ops.get(i).document();
+            groups.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(i);
+        }
+        return groups;
     }
 
     /** One prepare sent again on its own under {@code until}, with its crash points. */

@@ -160,12 +160,7 @@ final class TwoRoundFinish {
     }
 
     private static Map<List<String>, List<Integer>> groups(TwoRoundTx tx) {
-        Map<List<String>, List<Integer>> groups = new LinkedHashMap<>();
-        for (int i = 0; i < tx.ops.size(); i++) {
-            DocumentRef ref = tx.ops.get(i).document();
-            groups.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(i);
-        }
-        return groups;
+        return RoundOne.groups(tx.ops);
     }
 
     /**
