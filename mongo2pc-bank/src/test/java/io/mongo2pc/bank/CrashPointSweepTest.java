@@ -14,6 +14,7 @@ import io.mongo2pc.TransactionState;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -60,6 +61,13 @@ class CrashPointSweepTest {
     /** Separate clients for the second and third instances, as separate processes would have. */
     private static MongoClient secondClient;
     private static MongoClient thirdClient;
+
+    /** The server's clients end with the test class (a subclass runs on a server of its own). */
+    @AfterAll
+    static void forgetClients() {
+        secondClient = null;
+        thirdClient = null;
+    }
 
     static MongoClient second() {
         if (secondClient == null) {
