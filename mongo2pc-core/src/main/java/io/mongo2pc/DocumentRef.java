@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * One document: its {@code _id} in a collection of a database reached through a named target
- * (a MongoClient given to {@link TransactionManager.Builder#target}). Immutable.
+ * (a MongoClient given to {@link TransactionManagerBuilder#target}). Immutable.
  */
 public record DocumentRef(String target, String database, String collection, Object id) {
 
@@ -35,6 +35,6 @@ public record DocumentRef(String target, String database, String collection, Obj
 
     @Override
     public String toString() {
-        return target + "/" + database + "." + collection + "/" + id;
+        return target + "/" + database + "." + collection + "/" + io.mongo2pc.internal.Values.text(id);
     }
 }

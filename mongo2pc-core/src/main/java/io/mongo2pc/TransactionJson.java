@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.internal.Values;
 import org.bson.Document;
 import org.bson.json.JsonParseException;
 
@@ -37,7 +38,8 @@ public final class TransactionJson {
         } catch (JsonParseException | IllegalArgumentException e) {
             throw new InvalidTransactionException("not a JSON object: " + e.getMessage());
         } catch (RuntimeException e) {
-            throw new InvalidTransactionException("not a JSON object: " + e);
+            // e.g. an empty text or a JSON array: the parser's own words name its Java internals
+            throw new InvalidTransactionException("not a JSON object: a transaction is {\"ops\": [...]}");
         }
         Object ops = root.get("ops");
         if (!(ops instanceof List<?> list)) {
@@ -51,7 +53,7 @@ public final class TransactionJson {
         List<Operation> operations = new ArrayList<>();
         for (int i = 0; i < list.size(); i++) {
             if (!(list.get(i) instanceof Document op)) {
-                throw new InvalidTransactionException("operation " + i + " is not an object: " + list.get(i));
+                throw new InvalidTransactionException("operation " + i + " is not an object: " + Values.describe(list.get(i)));
             }
             operations.add(operation(i, op));
         }
@@ -72,7 +74,7 @@ public final class TransactionJson {
         if (value instanceof Boolean) {
             return "a boolean";
         }
-        return value instanceof Number ? "a number" : "a " + value.getClass().getSimpleName();
+        return value instanceof Number ? "a number" : Values.kind(value);
     }
 
     private static Operation operation(int i, Document op) {
@@ -124,7 +126,8 @@ public final class TransactionJson {
     private static String string(Document op, String key, String where) {
         Object value = op.get(key);
         if (!(value instanceof String s) || s.isEmpty()) {
-            throw new InvalidTransactionException(where + ": \"" + key + "\" must be a non-empty string, got " + value);
+            throw new InvalidTransactionException(where + ": \"" + key + "\" must be a non-empty string, got "
+                    + (value == null ? "none" : Values.describe(value)));
         }
         return s;
     }
@@ -143,7 +146,7 @@ public final class TransactionJson {
             return null;
         }
         if (!(value instanceof Map<?, ?>)) {
-            throw new InvalidTransactionException(where + ": \"" + key + "\" must be an object, got " + value);
+            throw new InvalidTransactionException(where + ": \"" + key + "\" must be an object, got " + Values.describe(value));
         }
         return (Document) value;
     }

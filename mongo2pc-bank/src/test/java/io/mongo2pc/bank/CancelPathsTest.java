@@ -350,6 +350,8 @@ class CancelPathsTest {
     @Test
     void transferOfDecimalAmount_toAccountWhoseBalanceIsNotANumber_isCanceledWithNothingInEffect() {
         // given: B's balance is text; a decimal credit has no overflow guard, so the write itself fails
+        bank.accounts().deleteOne(new Document("_id", "A"));
+        bank.createAccount("A", 1000L, 2); // of scale 2, so that 100.50 is a valid amount
         bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", "1000")));
         mongo.invariants().expectTotal(mongo.database(), 1000L);
 
@@ -369,6 +371,10 @@ class CancelPathsTest {
         // given: two stale transfers; the first one's destination cannot be credited (a decimal credit
         // has no overflow guard, so the write itself fails on B's text balance)
         bank.createAccount("C", 1000L);
+        for (String id : java.util.List.of("A", "B")) { // of scale 2, so that 100.50 is a valid amount
+            bank.accounts().deleteOne(new Document("_id", id));
+            bank.createAccount(id, 1000L, 2);
+        }
         mongo.invariants().expectTotal(mongo.database(), 3000L);
         TransactionManager owner1 = newManager("owner", Duration.ofMillis(100), crashOnceAt(CrashPoint.after(Step.APPLY, 0)));
         assertThatThrownBy(() -> new Bank(owner1).transfer("A", "B", Amounts.parse("100.50"))).isInstanceOf(Crash.class);

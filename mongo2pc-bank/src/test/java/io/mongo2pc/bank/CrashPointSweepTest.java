@@ -9,6 +9,7 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -159,7 +160,7 @@ class CrashPointSweepTest {
     }
 
     /** The protocol's settings of every manager of the sweep (the two-round sweep overrides it). */
-    TransactionManager.Builder configure(TransactionManager.Builder builder) {
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
         return builder;
     }
 

@@ -5,6 +5,7 @@ import io.mongo2pc.CrashPoint;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
     private static final Duration SKEW = Duration.ofMillis(200);
 
     @Override
-    TransactionManager.Builder configure(TransactionManager.Builder builder) {
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
         return builder.twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW);
     }
 

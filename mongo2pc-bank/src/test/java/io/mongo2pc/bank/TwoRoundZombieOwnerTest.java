@@ -2,6 +2,7 @@ package io.mongo2pc.bank;
 
 import io.mongo2pc.CrashPoint;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 
 /**
  * {@link ZombieOwnerTest} on the two-round commit: an owner paused between any two of its writes
@@ -12,7 +13,7 @@ import io.mongo2pc.TransactionManager;
  */
 class TwoRoundZombieOwnerTest extends ZombieOwnerTest {
     @Override
-    TransactionManager.Builder configure(TransactionManager.Builder builder) {
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
         return builder.twoRoundCommit(true);
     }
 

@@ -5,6 +5,7 @@ import io.mongo2pc.CrashHook;
 import io.mongo2pc.CrashPoint;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -65,7 +66,7 @@ class ZombieOwnerTest {
     }
 
     /** The protocol's settings of every manager (the two-round test overrides it). */
-    TransactionManager.Builder configure(TransactionManager.Builder builder) {
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
         return builder;
     }
 

@@ -6,6 +6,7 @@ import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
 import org.HdrHistogram.Histogram;
@@ -67,8 +68,8 @@ final class BenchCommand extends BaseCommand {
     Finish finish = Finish.inline;
 
     @Option(names = "--combined-requests", paramLabel = "N", description = {"library mode: the most combined write requests out at once per",
-            "collection (TransactionManager.Builder.combinedRequestsInFlight; default: the library's, "
-                    + TransactionManager.Builder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
+            "collection (TransactionManagerBuilder.combinedRequestsInFlight; default: the library's, "
+                    + TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
     Integer combinedRequests;
 
     @Option(names = "--warmup", paramLabel = "D", converter = DurationConverter.class,

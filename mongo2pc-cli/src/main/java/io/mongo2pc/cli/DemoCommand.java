@@ -72,7 +72,7 @@ final class DemoCommand extends BaseCommand {
             throw CliException.badInput("--workers must be between 1 and 16, got " + workers);
         }
         long started = System.nanoTime();
-        try (Session session = Session.open(globals(), Map.of(), demoDatabase())) {
+        try (Session session = Session.open(globals(), Map.of(), demoDatabase(), true)) {
             // The demo's own database, emptied first: the user's data is never touched, and every
             // run starts from the same books however often it is run.
             session.connection().client().getDatabase(session.database()).drop();
@@ -136,7 +136,8 @@ final class DemoCommand extends BaseCommand {
                         counts[outcome.get().isDone() ? 0 : 1]++;
                     }
                 }, name);
-                t.setUncaughtExceptionHandler((th, e) -> err().println("demo: worker " + th.getName() + " failed: " + e));
+                t.setUncaughtExceptionHandler((th, e) -> err().println("demo: worker " + th.getName() + " failed: "
+                        + Words.plain(Connection.rootMessage(e))));
                 threads.add(t);
                 t.start();
             }

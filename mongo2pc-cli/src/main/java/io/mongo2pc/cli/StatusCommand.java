@@ -3,6 +3,7 @@ package io.mongo2pc.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.TransactionState;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.math.BigDecimal;
@@ -12,15 +13,11 @@ import java.util.Map;
 
 /** {@code status}: transactions per state, markers on accounts, and the recovery lag. */
 @Command(name = "status", mixinStandardHelpOptions = true,
+        footer = "--json prints {\"initial\",\"pending\",\"applied\",\"done\",\"canceling\",\"canceled\",\"markers\",\"oldestOpenSeconds\"}",
         description = "Counts transactions in each state, markers left on accounts, and how long the oldest open transaction has waited.")
 final class StatusCommand extends BaseCommand {
-    @Option(names = "--json", description = "print {\"initial\",\"pending\",\"applied\",\"done\",\"canceling\",\"canceled\",\"markers\",\"oldestOpenSeconds\"}")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -33,7 +30,7 @@ final class StatusCommand extends BaseCommand {
             oldest = session.manager().oldestOpen();
         }
         BigDecimal oldestSeconds = BigDecimal.valueOf(oldest.toMillis()).movePointLeft(3).setScale(3, RoundingMode.UNNECESSARY);
-        if (json) {
+        if (json()) {
             ObjectNode node = Json.object();
             for (TransactionState state : TransactionState.values()) {
                 node.put(state.stored(), counts.getOrDefault(state, 0L));

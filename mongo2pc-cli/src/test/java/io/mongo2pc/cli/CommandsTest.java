@@ -320,7 +320,7 @@ class CommandsTest {
         CliRunner.Result r = cli.run("recover", "--older-than", "0s", "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.keys()).containsExactly("rolledForward", "canceled", "skipped", "failed", "notStale", "lateInsertsRemoved");
+        assertThat(r.keys()).startsWith("rolledForward", "canceled", "skipped", "failed", "notStale", "lateInsertsRemoved");
         assertThat(r.json().get("failed").asInt()).isZero();
         assertThat(r.json().get("rolledForward").asInt()).isEqualTo(1);
         assertThat(balance("A")).isEqualTo(900);

@@ -65,6 +65,20 @@ class TxAndReadCommandsTest {
     }
 
     @Test
+    void targetGivenBeforeTheCommand_isAcceptedByTxAndRead() throws IOException {
+        CliRunner before = new CliRunner("--uri", mongo.uri(), "--db", db, "--target", "shop=" + shop.uri());
+
+        CliRunner.Result r = before.run("tx", file(payment(30)).toString(), "--json");
+        CliRunner.Result read = before.run("read", "--committed", "--target", "shop", shopDb, "orders", "o1", "--json");
+
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.json().get("state").asText()).isEqualTo("done");
+        assertThat(read.exitCode()).as(read.toString()).isZero();
+        assertThat(read.json().get("state").asText()).isEqualTo("Paid");
+        mongo.invariants().expectTotal(db, 70L);
+    }
+
+    @Test
     void tx_paymentAcrossTwoTargets_done_exit0_withTheContractKeys() throws IOException {
         CliRunner.Result r = cli.run("tx", file(payment(30)).toString(), "--target", "shop=" + shop.uri(), "--json");
 

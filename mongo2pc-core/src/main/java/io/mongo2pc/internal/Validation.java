@@ -334,12 +334,9 @@ public final class Validation {
         }
     }
 
+    /** A value as a user wrote it, with its kind: {@code {"$gt": ""} (an object)} ({@link Values}). */
     static String describe(Object value) {
-        if (value == null) {
-            return "null";
-        }
-        String text = value instanceof Document d ? d.toJson() : String.valueOf(value);
-        return text + " (" + value.getClass().getSimpleName() + ")";
+        return Values.describe(value);
     }
 
     /** The opposite amount, of the same numeric type. */
