@@ -216,6 +216,25 @@ class TwoRoundCommitTest {
     }
 
     @Test
+    void managerWithoutTheSetting_recoversATwoRoundTransactionByItsRules() {
+        accounts(100, 0);
+        CrashHook dieAfterCommit = (point, id) -> {
+            if (point.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1))) {
+                throw new IllegalStateException("the owner's process ends here");
+            }
+        };
+        assertThatThrownBy(() -> manager(false, dieAfterCommit).run(transfer(30))).hasMessageContaining("process ends");
+        TransactionManager tutorialRules = TransactionManager.builder().target("default", mongo.client())
+                .database(mongo.database()).application("default-rules").build();
+        assertThat(tutorialRules.readCommitted(b).orElseThrow().getLong("balance")).as("committed: the credit counts").isEqualTo(30L);
+        mongo.expireLeases(mongo.database());
+        tutorialRules.recover(java.time.Duration.ZERO);
+        assertThat(stored("A").getLong("balance")).isEqualTo(70L);
+        assertThat(stored("B").getLong("balance")).as("the credit applied at the release, not dropped").isEqualTo(30L);
+        assertThat(hasEntry(stored("A")) || hasEntry(stored("B"))).isFalse();
+    }
+
+    @Test
     void exclusiveOperationsAndQueuedTransactions_areRefusedBeforeAnythingIsWritten() {
         accounts(100, 0);
         TransactionManager manager = manager(false, CrashHook.NONE);

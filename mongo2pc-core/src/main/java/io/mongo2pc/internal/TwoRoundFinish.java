@@ -199,7 +199,7 @@ final class TwoRoundFinish {
         }
         List<UpdateOneModel<Document>> moves = new ArrayList<>();
         moving.forEach(tx -> moves.add(TransactionStore.transitionWrite(Transition.APPLIED_TO_DONE, APPLIED, TransactionStore.owned(tx.id, tx.epoch), null)));
-        boolean moved = !moves.isEmpty() && allMatched(c.store().collection(), moves);
+        boolean moved = !moves.isEmpty() && Finishing.allMatched(c.store().collection(), moves);
         for (OwnedTransaction tx : moving) {
             if (!moved) {
                 alone.add(tx);
@@ -220,37 +220,15 @@ final class TwoRoundFinish {
         }
     }
 
-    /** The crash points of {@code step} for a transaction the finisher holds; false (and why, in {@code alone}) if one threw. */
+    /** The crash points of {@code step} in {@code phase} for a transaction the finisher holds (see {@link Finishing#reached}). */
     private boolean reached(OwnedTransaction tx, Step step, CrashPoint.Phase phase, List<OwnedTransaction> alone) {
-        try {
-            if (phase == CrashPoint.Phase.BEFORE) {
-                c.writes().renewIfDue(tx);
-            }
-            int count = step == Step.FINISH ? 1 : tx.ops.size();
-            for (int i = 0; i < count; i++) {
-                int participant = step == Step.FINISH ? -1 : i;
-                hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, participant) : CrashPoint.after(step, participant), tx.id);
-            }
-            return true;
-        } catch (LeaseLostException e) {
-            log.info("transaction {} was taken over by another process, which finishes it: {}", tx.id, e.getMessage());
-            return false;
-        } catch (RuntimeException e) {
-            if (e instanceof MongoException m && Retrier.isTransient(m)) {
-                alone.add(tx);
+        return Finishing.reached(c.writes(), tx, phase, alone, () -> {
+            if (step == Step.FINISH) {
+                hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, -1) : CrashPoint.after(step, -1), tx.id);
             } else {
-                log.warn("transaction {} is committed but not finished; it is rolled forward by others: {}", tx.id, e.toString());
+                c.crashPoints().each(step, phase, tx.ops.size(), tx.id);
             }
-            return false;
-        }
-    }
-
-    private static boolean allMatched(MongoCollection<Document> collection, List<UpdateOneModel<Document>> writes) {
-        try {
-            return collection.bulkWrite(writes, new BulkWriteOptions().ordered(false)).getMatchedCount() == writes.size();
-        } catch (MongoException e) {
-            return false;
-        }
+        });
     }
 
     private void hook(CrashPoint point, Object id) {
