@@ -52,7 +52,7 @@ class BadInputTest {
 
     @AfterEach
     void nothingWritten() {
-        assertThat(manager.transactions().countDocuments()).as("transactions written").isZero();
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).as("transactions written").isZero();
         assertThat(snapshot()).as("accounts after a refused input").isEqualTo(before);
     }
 
@@ -352,7 +352,7 @@ class BadInputTest {
         TransactionOutcome outcome = manager.run(List.of(inc("A", "balance", -10L, new Document("balance", new Document("$gte", 10L))),
                 inc("B", "balance", 10L, null)));
         assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
-        manager.transactions().deleteMany(new Document());
+        mongo.transactions(manager.settings().database()).deleteMany(new Document());
         bank.accounts().updateOne(new Document("_id", "A"), new Document("$inc", new Document("balance", 10L)));
         bank.accounts().updateOne(new Document("_id", "B"), new Document("$inc", new Document("balance", -10L)));
     }

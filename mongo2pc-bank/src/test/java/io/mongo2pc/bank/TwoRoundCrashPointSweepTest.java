@@ -1,7 +1,8 @@
 package io.mongo2pc.bank;
 
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
@@ -78,7 +79,7 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
                     ids.add(id);
                 }
                 if (p.equals(point)) {
-                    throw new SimulatedCrash(p);
+                    throw new SimulatedCrash(p, id);
                 }
             };
             TransactionManager owner = configure(Bank.configure(TransactionManager.builder().target("default", mongo.client())

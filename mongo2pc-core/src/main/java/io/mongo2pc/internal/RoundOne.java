@@ -2,7 +2,7 @@ package io.mongo2pc.internal;
 
 import com.mongodb.MongoException;
 import com.mongodb.client.model.UpdateOneModel;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.OutcomeUnknownException;
