@@ -42,6 +42,7 @@ public final class TransactionManagerBuilder {
     final List<TransactionCodec> codecs = new ArrayList<>();
     Supplier<Object> ids = ObjectId::new;
     boolean finishInBackground;
+    boolean twoRoundCommit;
     int combinedRequestsInFlight = DEFAULT_COMBINED_REQUESTS_IN_FLIGHT;
     Duration finishLinger = DEFAULT_FINISH_LINGER;
 
@@ -202,6 +203,20 @@ public final class TransactionManagerBuilder {
      */
     public TransactionManagerBuilder finishInBackground(boolean finishInBackground) {
         this.finishInBackground = finishInBackground;
+        return this;
+    }
+
+    /**
+     * With true, new transactions follow the two-round commit (docs/PROTOCOL.md): the
+     * transaction document and every prepare are sent at once, then the commit; increases take
+     * effect only after the commit point, so no guard and no committed read ever relies on an
+     * increase that is not committed. It runs transactions of increments only ({@code run});
+     * inserts, updates, deletes and {@code submit} are refused before anything is written. Every
+     * manager that recovers or reads the same transactions must run a version that knows these
+     * rules (every manager of this version does, whatever this setting). Default false.
+     */
+    public TransactionManagerBuilder twoRoundCommit(boolean twoRoundCommit) {
+        this.twoRoundCommit = twoRoundCommit;
         return this;
     }
 

@@ -39,6 +39,7 @@ public final class TransactionManagerSettings {
     private final List<TransactionCodec> codecs;
     private final Supplier<Object> ids;
     private final boolean finishInBackground;
+    private final boolean twoRoundCommit;
     private final int combinedRequestsInFlight;
     private final Duration finishLinger;
 
@@ -69,6 +70,7 @@ public final class TransactionManagerSettings {
         this.codecs = List.copyOf(b.codecs);
         this.ids = b.ids;
         this.finishInBackground = b.finishInBackground;
+        this.twoRoundCommit = b.twoRoundCommit;
         this.combinedRequestsInFlight = b.combinedRequestsInFlight;
         this.finishLinger = b.finishLinger;
     }
@@ -86,6 +88,8 @@ public final class TransactionManagerSettings {
     public int maxOperations() { return maxOperations; }
     public int maxMarkers() { return maxMarkers; }
     public boolean finishInBackground() { return finishInBackground; }
+    /** True if new transactions follow the two-round commit ({@code protocol: 2}). */
+    public boolean twoRoundCommit() { return twoRoundCommit; }
     /** The most combined write requests out at once per collection (group commit). */
     public int combinedRequestsInFlight() { return combinedRequestsInFlight; }
     public WriteConcern writeConcern() { return writeConcern; }

@@ -10,12 +10,14 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -56,7 +58,14 @@ class CrashPointSweepTest {
     private static MongoClient secondClient;
     private static MongoClient thirdClient;
 
-    private static MongoClient second() {
+    /** The server's clients end with the test class (a subclass runs on a server of its own). */
+    @AfterAll
+    static void forgetClients() {
+        secondClient = null;
+        thirdClient = null;
+    }
+
+    static MongoClient second() {
         if (secondClient == null) {
             secondClient = mongo.newClient();
         }
@@ -76,6 +85,7 @@ class CrashPointSweepTest {
             for (CrashPoint point : pointsReached(scenario)) {
                 String db = freshDatabase();
                 Object txId = runCrashingAt(db, scenario, point);
+                afterCrash(db);
                 mongo.expireLeases(db);
                 RecoveryReport report = manager(db, "recoverer", second(), CrashHook.NONE).recover(Duration.ZERO);
                 assertAtomic(db, scenario, point + " then recovery " + report, txId);
@@ -91,6 +101,7 @@ class CrashPointSweepTest {
                 for (CrashPoint second : recoveryPointsAfter(scenario, first)) {
                     String db = freshDatabase();
                     Object txId = runCrashingAt(db, scenario, first);
+                    afterCrash(db);
                     mongo.expireLeases(db);
                     TransactionManager secondInstance = manager(db, "recoverer-1", second(), crashAt(second));
                     assertThatThrownBy(() -> secondInstance.recover(Duration.ZERO)).isInstanceOf(SimulatedCrash.class);
@@ -129,7 +140,7 @@ class CrashPointSweepTest {
 
     // ---- the scenarios ----------------------------------------------------------------------
 
-    private String freshDatabase() {
+    String freshDatabase() {
         String db = mongo.database() + "_" + (++round) + "_";
         Bank bank = new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE));
         bank.createAccount("A", 1000L);
@@ -138,11 +149,23 @@ class CrashPointSweepTest {
         return db;
     }
 
-    private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return Bank.configure(TestManagers.crashing(client, db, app, hook)).build();
+    private TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
+        return configure(Bank.configure(TestManagers.crashing(client, db, app, hook))).build();
     }
 
-    private static TransactionOutcome start(String db, Scenario scenario, TransactionManager manager) {
+    /** The protocol's settings of every manager of the sweep (the two-round sweep overrides it). */
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
+        return builder;
+    }
+
+    /**
+     * Called after the owner crashed and before another instance recovers: the two-round sweep
+     * waits there until prepares without a transaction document can be resolved.
+     */
+    void afterCrash(String db) {
+    }
+
+    static TransactionOutcome start(String db, Scenario scenario, TransactionManager manager) {
         if (scenario == Scenario.COMMITS) {
             return new Bank(manager).transfer("A", "B", 100L);
         }
@@ -195,6 +218,7 @@ class CrashPointSweepTest {
     private List<CrashPoint> recoveryPointsAfter(Scenario scenario, CrashPoint first) {
         String db = freshDatabase();
         runCrashingAt(db, scenario, first);
+        afterCrash(db);
         mongo.expireLeases(db);
         Set<CrashPoint> points = new LinkedHashSet<>();
         manager(db, "probe-recoverer", mongo.client(), (p, id) -> points.add(p)).recover(Duration.ZERO);
@@ -220,6 +244,9 @@ class CrashPointSweepTest {
             }
         }
         assertThat(new Invariants(mongo.client(), db).expectTotal(db, 2000L).violations()).as(what).isEmpty();
+        for (Document account : mongo.client().getDatabase(db).getCollection("accounts").find()) {
+            assertThat(account.keySet()).as(what + ": entries left on " + account.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+        }
         // Checked: drop it so that the server stays small over hundreds of rounds.
         mongo.client().getDatabase(db).drop();
     }

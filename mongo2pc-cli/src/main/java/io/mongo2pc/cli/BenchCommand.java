@@ -75,6 +75,10 @@ final class BenchCommand extends BaseCommand {
                     + TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
     Integer combinedRequests;
 
+    @Option(names = "--two-round", description = {"library mode: transfers by the two-round commit (TransactionManagerBuilder.twoRoundCommit:",
+            "the transaction document and both prepares at once, then the commit; credits after the commit point)"})
+    boolean twoRound;
+
     @Option(names = "--warmup", paramLabel = "D", converter = DurationConverter.class,
             description = "load run first and not measured, with --duration (default 3s; 0 for none)")
     Duration warmup;
@@ -86,7 +90,7 @@ final class BenchCommand extends BaseCommand {
     Path plot;
 
     @Option(names = "--json", description = {"print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\",",
-            "\"rttMs\",\"p50RoundTrips\"}: rttMs is the median round trip of a ping right after the run, p50RoundTrips p50Ms in those"})
+            "\"rttMs\",\"p50RoundTrips\",\"twoRound\"}: rttMs is the median round trip of a ping right after the run, p50RoundTrips p50Ms in those"})
     boolean json;
 
     @Override
@@ -104,6 +108,9 @@ final class BenchCommand extends BaseCommand {
         }
         if (finish == Finish.background && mode != Mode.library) {
             throw CliException.badInput("--finish background applies to --mode library only");
+        }
+        if (twoRound && mode != Mode.library) {
+            throw CliException.badInput("--two-round applies to --mode library only");
         }
         if (combinedRequests != null && mode != Mode.library) {
             throw CliException.badInput("--combined-requests applies to --mode library only");
@@ -128,8 +135,8 @@ final class BenchCommand extends BaseCommand {
             }
         }
         try (Session session = open();
-             TransactionManager own = finish == Finish.background || combinedRequests != null
-                     ? session.newBenchManager(finish == Finish.background, combinedRequests) : null) {
+             TransactionManager own = finish == Finish.background || combinedRequests != null || twoRound
+                     ? session.newBenchManager(finish == Finish.background, combinedRequests, twoRound) : null) {
             Bank bank = own == null ? session.bank() : new Bank(own);
             MongoCollection<Document> accountsColl = bank.accounts();
             if (accountsColl.countDocuments() > 0) {
@@ -262,11 +269,12 @@ final class BenchCommand extends BaseCommand {
                 node.put("anomaly", anomaly);
                 node.put("rttMs", round(rttMs));
                 node.put("p50RoundTrips", round(RoundTrip.in(p50, rttMs)));
+                node.put("twoRound", twoRound);
                 printJson(node);
             } else {
                 say(String.format("%s: %d threads, %d accounts: %d committed, %d canceled in %.1fs = %.0f tps;"
                                 + " latency p50 %.2f ms (%.1f round trips of %.3f ms), p99 %.2f ms; anomaly %s (total %s, expected %d)",
-                        mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, RoundTrip.in(p50, rttMs), rttMs,
+                        twoRound ? mode + " (two-round commit)" : mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, RoundTrip.in(p50, rttMs), rttMs,
                         p99, anomaly, finalTotal.toPlainString(), initialTotal));
             }
             return ExitCodes.OK;

@@ -98,16 +98,16 @@ final class Session implements AutoCloseable {
 
     /** Another manager on the same connection and database that finishes committed transactions in the background. */
     TransactionManager newBackgroundManager() {
-        return newBenchManager(true, null);
+        return newBenchManager(true, null, false);
     }
 
     /**
      * Another manager on the same connection and database, finishing in the background or not,
-     * with {@code combinedRequestsInFlight} (null: the library's default).
+     * with {@code combinedRequestsInFlight} (null: the library's default), by the two-round commit or not.
      */
-    TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight) {
+    TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, boolean twoRoundCommit) {
         TransactionManagerBuilder builder = newBuilder(connection, database, manager.settings().application(),
-                manager.settings().lease()).finishInBackground(finishInBackground);
+                manager.settings().lease()).finishInBackground(finishInBackground).twoRoundCommit(twoRoundCommit);
         if (combinedRequestsInFlight != null) {
             builder.combinedRequestsInFlight(combinedRequestsInFlight);
         }

@@ -37,15 +37,29 @@ final class CommittedReader {
         this.operationsOf = operationsOf;
     }
 
+    /** How often a document with two-round entries is read again while it keeps changing. */
+    private static final int MAX_ATTEMPTS = 100;
+
     Optional<Document> read(DocumentRef ref) {
         Document doc = raw(ref);
+        int attempts = 0;
         while (true) {
             if (doc == null) {
                 return Optional.empty();
             }
             Map<Object, Document> transactions = new HashMap<>();
             try {
-                return resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
+                Optional<Document> view = resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
+                if (!hasEntries(doc) || attempts++ >= MAX_ATTEMPTS) {
+                    return view;
+                }
+                // Two-round entries: the view holds once the document did not change while the states were read.
+                Document again = raw(ref);
+                if (Objects.equals(again, doc)) {
+                    return view;
+                }
+                doc = again;
+                continue;
             } catch (UnknownTransactionException e) {
                 // It may have finished and been pruned since the document was read (its markers are
                 // gone first): read the document again; unchanged, it names one this reader cannot see.
@@ -56,6 +70,10 @@ final class CommittedReader {
                 doc = again;
             }
         }
+    }
+
+    private static boolean hasEntries(Document doc) {
+        return doc.keySet().stream().anyMatch(EntryName::isEntry);
     }
 
     private Document raw(DocumentRef ref) {
@@ -92,6 +110,17 @@ final class CommittedReader {
                 if (Participants.sameId(marker, lockTx)) {
                     continue;
                 }
+                Document entry = entryOf(doc, marker);
+                if (entry != null) {
+                    // Two-round rules: committed adds what waits for the release, anything else takes back the hold.
+                    requireSameCoordinator(ref, marker, entry);
+                    boolean committed = committedWith(transaction.apply(marker), entry);
+                    Document amounts = entry.get(committed ? Entries.LATER : Entries.NOW, Document.class);
+                    if (amounts != null) {
+                        Increments.add(view, amounts, committed ? +1 : -1);
+                    }
+                    continue;
+                }
                 Document tx = known(ref, marker, transaction);
                 if (!isCommitted(tx)) {
                     Document increments = Increments.of(operationsOf.apply(tx), ref);
@@ -106,6 +135,7 @@ final class CommittedReader {
                 view.put(Fields.MARKERS, new ArrayList<>());
             }
         }
+        view.keySet().removeIf(EntryName::isEntry);
         // every number in the one type of its scale, at any depth; an id is not an amount: as stored
         Document normalized = (Document) Increments.copy(view, Numbers::normalized);
         if (view.containsKey(Fields.ID)) {
@@ -134,6 +164,27 @@ final class CommittedReader {
     static final class UnknownTransactionException extends TransactionException {
         UnknownTransactionException(String message, Object transactionId, TransactionState lastKnownState) {
             super(message, transactionId, lastKnownState);
+        }
+    }
+
+    /** The two-round entry of transaction {@code marker} on {@code doc}, or null (a transaction of the tutorial's rules). */
+    static Document entryOf(Document doc, Object marker) {
+        return EntryName.supports(marker) && doc.get(EntryName.of(marker)) instanceof Document entry ? entry : null;
+    }
+
+    /** True if {@code transaction} (or null: no document) is committed and is the one that wrote {@code entry} (same nonce). */
+    static boolean committedWith(Document transaction, Document entry) {
+        return transaction != null && isCommitted(transaction)
+                && Objects.equals(transaction.get(TwoRound.NONCE), entry.get(Entries.NONCE));
+    }
+
+    /** An entry written by a coordinator with another transactions collection cannot be judged here: refused, not guessed. */
+    void requireSameCoordinator(DocumentRef ref, Object marker, Document entry) {
+        String mine = store.collection().getNamespace().getFullName();
+        if (!mine.equals(entry.get(Entries.COORDINATOR))) {
+            throw new UnknownTransactionException("cannot read " + ref + " as committed: it names transaction " + marker
+                    + " of " + entry.get(Entries.COORDINATOR) + ", not of " + mine
+                    + " (all transactions on a document read as committed must share one transactions collection)", marker, null);
         }
     }
 

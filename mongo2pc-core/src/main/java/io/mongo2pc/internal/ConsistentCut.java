@@ -107,7 +107,7 @@ final class ConsistentCut {
         Function<Object, Document> transaction = id -> transactions.get(key(id));
         for (int i = 0; i < refs.size(); i++) {
             for (Object id : named(second.get(i))) {
-                if (transaction.apply(id) == null) {
+                if (transaction.apply(id) == null && CommittedReader.entryOf(second.get(i), id) == null) {
                     // Finished and pruned since the read, or run by another coordinator: seen twice on
                     // a document that did not change meanwhile, it is the latter.
                     if (second.get(i).equals(namedUnknown.put(i, second.get(i)))) {
@@ -149,7 +149,10 @@ final class ConsistentCut {
         Set<Object> is = keys(named(after));
         Document expected = Increments.copy(before);
         for (Object id : named(after)) {
-            if (!was.contains(key(id)) && !changeBy(expected, ref, transaction.apply(id), +1)) {
+            Document entry = CommittedReader.entryOf(after, id);
+            if (!was.contains(key(id)) && entry != null) {
+                add(expected, entry.get(Entries.NOW, Document.class), +1); // a two-round prepare: its hold
+            } else if (!was.contains(key(id)) && !changeBy(expected, ref, transaction.apply(id), +1)) {
                 return false;
             }
         }
@@ -158,6 +161,13 @@ final class ConsistentCut {
                 continue;
             }
             Document tx = transaction.apply(id);
+            Document entry = CommittedReader.entryOf(before, id);
+            if (entry != null) {
+                // A two-round entry gone: released (its increases added) if committed, else undone (its hold given back).
+                boolean committed = CommittedReader.committedWith(tx, entry);
+                add(expected, entry.get(committed ? Entries.LATER : Entries.NOW, Document.class), committed ? +1 : -1);
+                continue;
+            }
             TransactionState state = tx == null ? null : TransactionState.parse(tx.get(Fields.STATE) instanceof String s ? s : null)
                     .orElse(null);
             if (state == TransactionState.CANCELING || state == TransactionState.CANCELED) {
@@ -169,9 +179,17 @@ final class ConsistentCut {
             }
         }
         expected.remove(Fields.MARKERS);
+        expected.keySet().removeIf(EntryName::isEntry);
         Document actual = new Document(after);
         actual.remove(Fields.MARKERS);
+        actual.keySet().removeIf(EntryName::isEntry);
         return Increments.sameContent(expected, actual);
+    }
+
+    private static void add(Document doc, Document amounts, int sign) {
+        if (amounts != null) {
+            Increments.add(doc, amounts, sign);
+        }
     }
 
     /** Adds {@code sign} times the increments of {@code tx} on {@code ref} to {@code doc}; false if it has none there. */

@@ -43,8 +43,14 @@ public final class Engine {
     private final AdminQueries admin;
     private final DocumentsById documentsById;
     private final TransactionListing listing;
+    /** The two-round commit: runs new transactions if configured; recovers and resolves its transactions always. */
+    private final TwoRound twoRound;
+    private final Sweep sweep;
+    /** How long a call whose id is taken waits for that transaction's outcome. */
+    private final Duration waitForExisting;
 
     public Engine(TransactionManagerSettings settings) {
+        this.waitForExisting = settings.lease().plus(settings.retryTimeout());
         this.targets = new Targets(settings.targets(), settings.writeConcern(), settings.readConcern(),
                 settings.combinedRequestsInFlight());
         String database = settings.database();
@@ -62,18 +68,30 @@ public final class Engine {
         OwnerWrites writes = new OwnerWrites(settings, store, clock, retrier, writesInDoubt, transactionWrites, crashPoints);
         this.finishing = new Finishing(settings, targets, store, participants, writes, crashPoints);
         Coordinator coordinator = new Coordinator(participants, writes, finishing, settings.metrics());
+        Resolver resolver = new Resolver(store, clock, settings.maxClockSkew(), participants.coordinator(), settings.crashHook());
+        this.sweep = new Sweep(targets, targets.collection(DocumentRef.DEFAULT_TARGET, database, collection + "_participants"),
+                resolver);
+        this.twoRound = new TwoRound(new TwoRoundContext(settings, targets, store, clock, retrier, writesInDoubt,
+                transactionWrites, writes, crashPoints, tokens,
+                new Entries(targets, settings.maxMarkers(), participants.coordinator()), resolver, sweep),
+                this::existing);
         TakeOver takeOver = new TakeOverAndDrive(settings, store, retrier, operations, writesInDoubt, participants, writes,
-                coordinator, crashPoints, tokens);
+                coordinator, crashPoints, tokens, twoRound);
         this.recovery = new Recovery(store, clock, retrier, writesInDoubt, takeOver);
         this.cancellation = new Cancellation(store, clock, retrier, takeOver, settings.lease(), settings.metrics());
         this.outcomes = new Outcomes(store, clock, retrier, operations::of, takeOver, settings.lease());
         this.starter = new Starter(settings, store, clock, retrier, transactionWrites, operations, writes, coordinator,
-                finishing, outcomes, crashPoints, tokens);
+                finishing, outcomes, crashPoints, tokens, settings.twoRoundCommit() ? twoRound : null);
         this.committedReader = new CommittedReader(targets, store, operations::of);
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of);
         this.admin = new AdminQueries(store, clock, retrier);
         this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
         this.listing = new TransactionListing(store.collection(), admin::serverTime, settings.codecs(), database);
+    }
+
+    /** The outcome of a transaction whose id a new one found taken (the same transaction, run again). */
+    private TransactionOutcome existing(Object id, List<Operation> ops) {
+        return outcomes.ofExisting(id, ops, waitForExisting);
     }
 
     // ---- starting transactions (see Starter) -----------------------------------------------
@@ -104,12 +122,13 @@ public final class Engine {
      * left to recovery); false if {@code timeout} passed first. True at once without a finisher.
      */
     public boolean awaitFinished(Duration timeout) {
-        return finishing.awaitIdle(timeout);
+        return finishing.awaitIdle(timeout) && twoRound.finish().awaitIdle(timeout);
     }
 
     /** Stops the background finisher after what it holds, waiting up to {@code timeout}; false if some is left to recovery. */
     public boolean close(Duration timeout) {
-        return finishing.close(timeout);
+        boolean closed = finishing.close(timeout);
+        return twoRound.finish().close(timeout) && closed;
     }
 
     // ---- reads -----------------------------------------------------------------------------
@@ -139,7 +158,10 @@ public final class Engine {
 
     /** One recovery pass (see {@link Recovery#recover}). */
     public RecoveryReport recover(Duration olderThan) {
-        return recovery.recover(olderThan);
+        RecoveryReport report = recovery.recover(olderThan);
+        // Markers of two-round transactions whose document was never written: found by no scan of transactions.
+        retrier.call("sweep", null, null, sweep::sweep);
+        return report;
     }
 
     /** Cancels a transaction before its commit point (see {@link Cancellation}). */

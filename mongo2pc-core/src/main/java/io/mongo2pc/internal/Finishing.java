@@ -177,6 +177,12 @@ final class Finishing {
      * sends it to {@code alone}, anything else leaves it to recovery.
      */
     private boolean reached(OwnedTransaction tx, CrashPoint.Phase phase, List<OwnedTransaction> alone, Runnable crashPoints) {
+        return reached(writes, tx, phase, alone, crashPoints);
+    }
+
+    /** {@link #reached(OwnedTransaction, CrashPoint.Phase, List, Runnable)} for any finisher of {@code writes}' transactions. */
+    static boolean reached(OwnerWrites writes, OwnedTransaction tx, CrashPoint.Phase phase, List<OwnedTransaction> alone,
+                           Runnable crashPoints) {
         try {
             if (phase == CrashPoint.Phase.BEFORE) {
                 writes.renewIfDue(tx);
@@ -197,7 +203,7 @@ final class Finishing {
     }
 
     /** One unordered bulk request; true if every write matched a document, false if not or if it failed. */
-    private static boolean allMatched(MongoCollection<Document> collection, List<UpdateOneModel<Document>> writes) {
+    static boolean allMatched(MongoCollection<Document> collection, List<UpdateOneModel<Document>> writes) {
         try {
             return collection.bulkWrite(writes, new BulkWriteOptions().ordered(false))
                     .getMatchedCount() == writes.size();

@@ -14,7 +14,7 @@ import java.util.Map;
  * marker on a document with one write only (one operation per document), so the marker tells
  * exactly whether that write took effect, whichever copy of it ran. Immutable.
  */
-record MarkerEffect(Object id, String field, Object marker, boolean added) {
+record MarkerEffect(Object id, String field, Object marker, boolean added, String entry, Object nonce) {
 
     /** The effect of {@code write} if it is a marker write on one document by {@code _id}; else null. */
     static MarkerEffect of(UpdateOneModel<Document> write) {
@@ -30,7 +30,12 @@ record MarkerEffect(Object id, String field, Object marker, boolean added) {
             for (Map.Entry<String, Object> e : push.entrySet()) {
                 if (!(e.getValue() instanceof Document) && filter.get(e.getKey()) instanceof Document ne
                         && ne.size() == 1 && ne.containsKey("$ne") && Participants.sameId(ne.get("$ne"), e.getValue())) {
-                    return new MarkerEffect(id, e.getKey(), e.getValue(), true);
+                    // A two-round prepare sets the entry of its marker: it is in effect only with its own nonce.
+                    String entry = EntryName.supports(e.getValue()) ? EntryName.of(e.getValue()) : null;
+                    if (entry != null && update.get("$set") instanceof Document set && set.get(entry) instanceof Document written) {
+                        return new MarkerEffect(id, e.getKey(), e.getValue(), true, entry, written.get(Entries.NONCE));
+                    }
+                    return new MarkerEffect(id, e.getKey(), e.getValue(), true, null, null);
                 }
             }
         }
@@ -39,7 +44,7 @@ record MarkerEffect(Object id, String field, Object marker, boolean added) {
                 Object required = filter.get(e.getKey());
                 if (!(e.getValue() instanceof Document) && !(required instanceof Document)
                         && Participants.sameId(required, e.getValue())) {
-                    return new MarkerEffect(id, e.getKey(), e.getValue(), false);
+                    return new MarkerEffect(id, e.getKey(), e.getValue(), false, null, null);
                 }
             }
         }
@@ -53,6 +58,9 @@ record MarkerEffect(Object id, String field, Object marker, boolean added) {
         }
         boolean present = current.get(field) instanceof List<?> markers
                 && markers.stream().anyMatch(m -> Participants.sameId(m, marker));
+        if (present && added && entry != null) {
+            return current.get(entry) instanceof Document written && java.util.Objects.equals(written.get(Entries.NONCE), nonce);
+        }
         return present == added;
     }
 

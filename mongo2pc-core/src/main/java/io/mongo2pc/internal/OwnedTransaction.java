@@ -29,6 +29,8 @@ final class OwnedTransaction {
     /** Server time after which the server refuses this owner's participant writes. */
     Instant deadline;
     long stampedNanos;
+    /** The two-round commit's nonce (in its document and every entry), or null under the tutorial's rules. */
+    String nonce;
 
     OwnedTransaction(Object id, long epoch, List<Operation> ops, TransactionState state, String reason) {
         this.id = id;

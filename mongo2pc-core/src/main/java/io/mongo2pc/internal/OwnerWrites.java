@@ -176,7 +176,7 @@ final class OwnerWrites {
         }
     }
 
-    private void renew(OwnedTransaction tx) {
+    void renew(OwnedTransaction tx) {
         Instant stamp = retrier.call("renew", tx.id, tx.state, () -> store.renew(tx.id, tx.epoch, tx.state));
         if (stamp == null) {
             settings.metrics().leaseLost();

@@ -69,6 +69,11 @@ final class Participants {
         this.coordinator = coordinator;
     }
 
+    /** "database.collection" of the transactions collection. */
+    String coordinator() {
+        return coordinator;
+    }
+
     /** Applies {@code op} for {@code txId} unless it already is. */
     Result apply(Operation op, Object txId, Instant deadline) {
         try {

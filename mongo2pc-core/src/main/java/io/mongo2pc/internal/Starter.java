@@ -39,10 +39,12 @@ final class Starter {
     private final Outcomes outcomes;
     private final CrashPoints crashPoints;
     private final Tokens tokens;
+    /** Runs new transactions by the two-round commit if configured; else null. */
+    private final TwoRound twoRound;
 
     Starter(TransactionManagerSettings settings, TransactionStore store, ServerClock clock, Retrier retrier,
             WriteCombiner transactionWrites, StoredOperations operations, OwnerWrites writes, Coordinator coordinator,
-            Finishing finishing, Outcomes outcomes, CrashPoints crashPoints, Tokens tokens) {
+            Finishing finishing, Outcomes outcomes, CrashPoints crashPoints, Tokens tokens, TwoRound twoRound) {
         this.settings = settings;
         this.store = store;
         this.clock = clock;
@@ -55,6 +57,7 @@ final class Starter {
         this.outcomes = outcomes;
         this.crashPoints = crashPoints;
         this.tokens = tokens;
+        this.twoRound = twoRound;
     }
 
     /** See {@link Engine#run}. */
@@ -67,6 +70,9 @@ final class Starter {
                 .append(Fields.OWNER, settings.owner())
                 .append(Fields.EPOCH, 1L)
                 .append(Fields.LEASE_MS, settings.lease().toMillis());
+        if (twoRound != null) {
+            return twoRound.run(id, ops, doc);
+        }
         OwnedTransaction tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
         Instant stamp = insert(id, doc);
         if (stamp == null) {
@@ -80,6 +86,10 @@ final class Starter {
     /** See {@link Engine#submit}. */
     Object submit(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         Object id = idFor(requestedId);
+        if (twoRound != null) {
+            throw new InvalidTransactionException("queued transactions (submit) are not run by the two-round commit"
+                    + " (twoRoundCommit); run them with run, or submit them with a manager built without it", id);
+        }
         operations.validate(ops, settings.maxOperations(), id);
         if (insert(id, newDocument(fields, ops, storeOps, INITIAL)) == null) {
             outcomes.requireSame(id, ops);

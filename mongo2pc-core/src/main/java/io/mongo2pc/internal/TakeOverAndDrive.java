@@ -33,10 +33,11 @@ final class TakeOverAndDrive implements TakeOver {
     private final Coordinator coordinator;
     private final CrashPoints crashPoints;
     private final Tokens tokens;
+    private final TwoRound twoRound;
 
     TakeOverAndDrive(TransactionManagerSettings settings, TransactionStore store, Retrier retrier, StoredOperations operations,
                      WritesInDoubt writesInDoubt, Participants participants, OwnerWrites writes, Coordinator coordinator,
-                     CrashPoints crashPoints, Tokens tokens) {
+                     CrashPoints crashPoints, Tokens tokens, TwoRound twoRound) {
         this.settings = settings;
         this.store = store;
         this.retrier = retrier;
@@ -47,6 +48,7 @@ final class TakeOverAndDrive implements TakeOver {
         this.coordinator = coordinator;
         this.crashPoints = crashPoints;
         this.tokens = tokens;
+        this.twoRound = twoRound;
     }
 
     @Override
@@ -67,6 +69,9 @@ final class TakeOverAndDrive implements TakeOver {
             return Optional.empty();
         }
         settings.metrics().takeover();
+        if (TwoRound.follows(taken)) {
+            return twoRound.driveTakenOver(taken, ops, cancelReason);
+        }
         writesInDoubt.noteInserts(id, ops);
         OwnedTransaction tx = new OwnedTransaction(id, TransactionStore.epochOf(taken), ops, TransactionStore.stateOf(taken),
                 taken.getString(Fields.REASON));

@@ -78,6 +78,11 @@ final class WriteCombiner {
         return batcher.submit(List.of(write));
     }
 
+    /** Like {@link #answer(UpdateOneModel)} for several writes: MATCHED only if every one took effect. */
+    Answer answer(List<UpdateOneModel<Document>> writes) {
+        return writes.isEmpty() ? Answer.MATCHED : batcher.submit(writes);
+    }
+
     /** One bulk request for the writes of several threads; each thread's answer, in order. Never throws. */
     List<Answer> send(List<List<UpdateOneModel<Document>>> entries) {
         List<UpdateOneModel<Document>> writes = new ArrayList<>();
@@ -134,6 +139,9 @@ final class WriteCombiner {
             if (!inEffect[i] && (effects[i] = MarkerEffect.of(writes.get(i))) != null) {
                 ids.putIfAbsent(MarkerEffect.key(effects[i].id()), effects[i].id());
                 fields.add(effects[i].field());
+                if (effects[i].entry() != null) {
+                    fields.add(effects[i].entry());
+                }
             }
         }
         if (ids.isEmpty()) {

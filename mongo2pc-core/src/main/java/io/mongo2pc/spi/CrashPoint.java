@@ -30,7 +30,17 @@ public record CrashPoint(Step step, Phase phase, int participant) {
         /** An applied operation undone on a participant, with its marker removed. */
         UNDO,
         /** {@code canceling -> canceled}. */
-        FINISH_CANCEL
+        FINISH_CANCEL,
+        /**
+         * Two-round commit: a resolver's insert of a canceled document for a transaction whose
+         * prepares have no transaction document past their deadline (participant -1).
+         */
+        TOMBSTONE,
+        /**
+         * Two-round commit: a marker of another transaction met and resolved by a writer, a reader
+         * or the sweep: rolled forward (committed) or undone (canceled, abandoned) (participant -1).
+         */
+        RESOLVE
     }
 
     public enum Phase { BEFORE, AFTER }

@@ -1,0 +1,131 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoServerException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.UpdateOptions;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Meeting a marker of a two-round transaction (docs/PROTOCOL.md, "Meeting a marker"): whoever
+ * finds another transaction's marker with its entry on a participant reads that transaction's
+ * document and acts by it. Committed (same nonce): roll forward (the release). Canceled: undo.
+ * Pending, canceling: nothing (recovery takes it over once its lease ran out). No document, or one
+ * with another nonce: once the server's clock is past the entry's deadline plus the clock skew
+ * allowed, no prepare of it can take effect any more: a tombstone (a canceled document, inserted
+ * only if none exists) makes its late insert fail, then the entry is undone. Thread-safe.
+ */
+final class Resolver {
+    static final String TOMBSTONE = "tombstone";
+
+    private final TransactionStore store;
+    private final ServerClock clock;
+    private final Duration maxClockSkew;
+    private final String coordinator;
+    private final CrashHook crashHook;
+
+    Resolver(TransactionStore store, ServerClock clock, Duration maxClockSkew, String coordinator, CrashHook crashHook) {
+        this.store = store;
+        this.clock = clock;
+        this.maxClockSkew = maxClockSkew;
+        this.coordinator = coordinator;
+        this.crashHook = crashHook;
+    }
+
+    /**
+     * Resolves what can be resolved of the entries on {@code doc} (as read from {@code coll}) of
+     * transactions other than {@code own}; returns how many entries it removed.
+     */
+    int resolve(MongoCollection<Document> coll, Document doc, Object own) {
+        int removed = 0;
+        Supplier<Instant> now = new Supplier<>() {
+            private Instant read;
+
+            @Override
+            public Instant get() {
+                return read == null ? (read = clock.now()) : read;
+            }
+        };
+        for (Object marker : new ArrayList<>(doc.getList(Fields.MARKERS, Object.class, List.of()))) {
+            if (own != null && Participants.sameId(marker, own)) {
+                continue;
+            }
+            Document entry = doc.get(EntryName.of(marker)) instanceof Document d ? d : null;
+            if (entry == null || !coordinator.equals(entry.get(Entries.COORDINATOR))
+                    || !(entry.get(Entries.NONCE) instanceof String nonce) || !(entry.get(Entries.UNTIL) instanceof Date until)) {
+                continue; // a transaction of the tutorial's rules, or of another coordinator: not ours to judge
+            }
+            if (resolveOne(coll, doc.get(Fields.ID), marker, nonce, until.toInstant(), entry, now)) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    private boolean resolveOne(MongoCollection<Document> coll, Object docId, Object txId, String nonce, Instant until,
+                               Document entry, Supplier<Instant> now) {
+        Document tx = store.find(txId);
+        if (tx == null || !nonce.equals(tx.get(TwoRound.NONCE))) {
+            if (now.get().isBefore(until.plus(maxClockSkew))) {
+                return false; // a prepare of it may still land: nothing can be decided yet
+            }
+            if (tx == null) {
+                tx = tombstone(txId, nonce, until);
+            }
+        }
+        if (tx != null && nonce.equals(tx.get(TwoRound.NONCE))) {
+            TransactionState state = TransactionStore.stateOf(tx);
+            if (state == TransactionState.APPLIED || state == TransactionState.DONE) {
+                return write(coll, docId, txId, nonce, Entries.releaseWrite(docId, txId, nonce, entry.get(Entries.LATER, Document.class)));
+            }
+            if (state != TransactionState.CANCELED) {
+                return false; // pending, canceling: its owner (or whoever takes it over) finishes it
+            }
+        }
+        // Canceled, or the id is another transaction's: no prepare of this one can come back.
+        return write(coll, docId, txId, nonce, Entries.undoWrite(docId, txId, nonce, entry.get(Entries.NOW, Document.class), null));
+    }
+
+    private boolean write(MongoCollection<Document> coll, Object docId, Object txId, String nonce,
+                          com.mongodb.client.model.UpdateOneModel<Document> write) {
+        crashHook.reached(CrashPoint.before(Step.RESOLVE, -1), txId);
+        Participants.Result result = Entries.entryWrite(coll, docId, txId, nonce, write);
+        crashHook.reached(CrashPoint.after(Step.RESOLVE, -1), txId);
+        return result.kind() == Participants.Kind.DONE;
+    }
+
+    /**
+     * Inserts a canceled document for {@code txId} unless one exists; returns the document stored
+     * for that id afterwards (the tombstone, or the owner's document if its insert came first).
+     */
+    private Document tombstone(Object txId, String nonce, Instant until) {
+        crashHook.reached(CrashPoint.before(Step.TOMBSTONE, -1), txId);
+        try {
+            store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRound.INSERTED_AT, new Document("$exists", false)),
+                    new Document("$setOnInsert", new Document(Fields.STATE, TransactionState.CANCELED.stored())
+                            .append(TOMBSTONE, true).append(TwoRound.PROTOCOL, TwoRound.RULES)
+                            .append(TwoRound.NONCE, nonce).append(Fields.CODE, ReasonCode.TIMED_OUT.name())
+                            .append(Fields.REASON, "abandoned: no transaction document before its deadline " + until))
+                            .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRound.INSERTED_AT, true)),
+                    new UpdateOptions().upsert(true));
+        } catch (MongoServerException e) {
+            if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
+                throw e;
+            }
+        }
+        crashHook.reached(CrashPoint.after(Step.TOMBSTONE, -1), txId);
+        return store.find(txId);
+    }
+}

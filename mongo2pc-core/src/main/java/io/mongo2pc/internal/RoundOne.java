@@ -1,0 +1,165 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * Round 1 of the two-round commit: every prepare of a transaction at once, one request per
+ * participant collection (group-committed with other transactions' writes), in parallel with
+ * each other and with the insert of the transaction document, which the calling thread sends
+ * meanwhile. The prepares are sent before the insert, so a crash between leaves prepares without
+ * a document (which resolvers handle), never a document whose prepares nobody sent. Thread-safe.
+ */
+final class RoundOne {
+    /** What one prepare did: a participant result, or in doubt (sent, no answer) under {@code until}. */
+    record Sent(Participants.Result result, boolean inDoubt, Instant until) {
+        static Sent inDoubt(Instant until) {
+            return new Sent(null, true, until);
+        }
+    }
+
+    private static final AtomicInteger THREADS = new AtomicInteger();
+    /** Sends the requests of round 1 that the calling thread does not send itself. Daemon threads, idle ones end. */
+    private static final ExecutorService SENDERS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "mongo2pc-round-one-" + THREADS.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    });
+
+    private final Targets targets;
+    private final Entries entries;
+    private final Retrier retrier;
+    private final CrashPoints crashPoints;
+
+    RoundOne(Targets targets, Entries entries, Retrier retrier, CrashPoints crashPoints) {
+        this.targets = targets;
+        this.entries = entries;
+        this.retrier = retrier;
+        this.crashPoints = crashPoints;
+    }
+
+    /**
+     * Sends the prepares of {@code ops} for {@code txId} under {@code until}, and meanwhile runs
+     * {@code insert} (null: none) on this thread; returns each prepare's result, in the order of
+     * {@code ops}, and the insert's in {@code inserted}.
+     */
+    <T> Sent[] send(Object txId, String nonce, List<Operation.Increment> ops, Instant until, Supplier<T> insert,
+                    List<T> inserted) {
+        Map<List<String>, List<Integer>> groups = groups(ops);
+        List<Future<WriteCombiner.Answer>> answers = new ArrayList<>();
+        try {
+            for (List<Integer> group : groups.values()) {
+                List<UpdateOneModel<Document>> writes = new ArrayList<>();
+                for (int i : group) {
+                    crashPoints.before(Step.APPLY, i, txId);
+                    writes.add(entries.prepareWrite(ops.get(i), txId, nonce, until));
+                }
+                WriteCombiner combiner = targets.combiner(ops.get(group.get(0)).document());
+                answers.add(SENDERS.submit(() -> combiner.answer(writes)));
+            }
+            if (insert != null) {
+                crashPoints.before(Step.INSERT, -1, txId);
+                inserted.add(insert.get());
+            }
+        } catch (RuntimeException | Error e) {
+            // This thread stops here (a crash point, an error): what was sent lands before it goes
+            // on, as if the network had delivered it at once; a crash may leave it in any state.
+            answers.forEach(answer -> await(answer, txId));
+            throw e;
+        }
+        Sent[] sent = new Sent[ops.size()];
+        int g = 0;
+        for (List<Integer> group : groups.values()) {
+            WriteCombiner.Answer answer = await(answers.get(g++), txId);
+            for (int i : group) {
+                Operation.Increment op = ops.get(i);
+                sent[i] = switch (answer) {
+                    case MATCHED -> new Sent(Participants.Result.DONE, false, until);
+                    case IN_DOUBT -> Sent.inDoubt(until);
+                    case NOT_KNOWN -> alone(txId, () -> entries.prepareAlone(op, txId, nonce, until), until);
+                };
+                try {
+                    crashPoints.after(null, Step.APPLY, i, txId);
+                } catch (MongoException e) {
+                    if (!Retrier.isTransient(e)) {
+                        throw e;
+                    }
+                    sent[i] = Sent.inDoubt(until); // its answer lost: in doubt, as if the request had failed
+                }
+            }
+        }
+        return sent;
+    }
+
+    /** The indexes of {@code ops} by collection (target, database, collection), in order. */
+    static Map<List<String>, List<Integer>> groups(List<Operation.Increment> ops) {
+        Map<List<String>, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < ops.size(); i++) {
+            DocumentRef ref = ops.get(i).document();
+            groups.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(i);
+        }
+        return groups;
+    }
+
+    /** One prepare sent again on its own under {@code until}, with its crash points. */
+    Sent resend(Object txId, String nonce, Operation.Increment op, int index, Instant until) {
+        crashPoints.before(Step.APPLY, index, txId);
+        Sent sent = alone(txId, () -> entries.prepareAlone(op, txId, nonce, until), until);
+        try {
+            crashPoints.after(null, Step.APPLY, index, txId);
+        } catch (MongoException e) {
+            if (!Retrier.isTransient(e)) {
+                throw e;
+            }
+            return Sent.inDoubt(until);
+        }
+        return sent;
+    }
+
+    /**
+     * Runs a prepare on its own, repeated through errors that left nothing in flight (retried by
+     * the Retrier); a request that failed without an answer is in doubt.
+     */
+    private Sent alone(Object txId, Supplier<Participants.Result> prepare, Instant until) {
+        return retrier.call("prepare", txId, TransactionState.PENDING, () -> {
+            try {
+                return new Sent(prepare.get(), false, until);
+            } catch (MongoException e) {
+                if (Retrier.isInDoubt(e)) {
+                    return Sent.inDoubt(until);
+                }
+                throw e;
+            }
+        });
+    }
+
+    private static WriteCombiner.Answer await(Future<WriteCombiner.Answer> answer, Object txId) {
+        try {
+            return answer.get();
+        } catch (ExecutionException e) {
+            return WriteCombiner.Answer.IN_DOUBT; // the combiner answers without throwing: this is a bug, judged safely
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OutcomeUnknownException("transaction " + txId + ": interrupted while its prepares were sent",
+                    txId, TransactionState.PENDING, e);
+        }
+    }
+}

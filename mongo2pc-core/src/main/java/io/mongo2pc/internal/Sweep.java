@@ -1,0 +1,74 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOptions;
+import io.mongo2pc.DocumentRef;
+import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Finds the markers of two-round transactions that no scan of the transactions collection finds:
+ * those of a transaction whose insert never landed (its owner crashed in round 1). Each participant
+ * collection is recorded once per process, before its first two-round prepare there, in
+ * {@code <transactions>_participants}; a sweep reads the documents with markers in those
+ * collections and resolves each ({@link Resolver}). Thread-safe.
+ */
+final class Sweep {
+    private static final Logger log = LoggerFactory.getLogger(Sweep.class);
+    /** The most documents with markers read per collection in one sweep. */
+    private static final int BATCH = 500;
+
+    private final Targets targets;
+    private final MongoCollection<Document> registry;
+    private final Resolver resolver;
+    private final Set<String> registered = ConcurrentHashMap.newKeySet();
+
+    Sweep(Targets targets, MongoCollection<Document> registry, Resolver resolver) {
+        this.targets = targets;
+        this.registry = registry;
+        this.resolver = resolver;
+    }
+
+    /** Records the collection of {@code ref} as a participant collection (once per process). */
+    void register(DocumentRef ref) {
+        String key = ref.target() + "|" + ref.database() + "|" + ref.collection();
+        if (registered.contains(key)) {
+            return;
+        }
+        registry.updateOne(new Document(Fields.ID, key),
+                new Document("$setOnInsert", new Document("target", ref.target()).append("database", ref.database())
+                        .append("collection", ref.collection())), new UpdateOptions().upsert(true));
+        registered.add(key);
+    }
+
+    /** Resolves what can be resolved of the markers in every recorded collection; returns how many entries it removed. */
+    int sweep() {
+        int removed = 0;
+        for (Document c : registry.find().into(new ArrayList<>())) {
+            if (!(c.get("target") instanceof String target) || !(c.get("database") instanceof String database)
+                    || !(c.get("collection") instanceof String collection) || !targets.names().contains(target)) {
+                continue;
+            }
+            try {
+                MongoCollection<Document> coll = targets.collection(target, database, collection);
+                List<Document> marked = coll.find(new Document(Fields.MARKERS + ".0", new Document("$exists", true)))
+                        .projection(Projections.exclude("__none")).limit(BATCH).into(new ArrayList<>());
+                for (Document doc : marked) {
+                    removed += resolver.resolve(coll, doc, null);
+                }
+            } catch (MongoException e) {
+                // a target down: the next pass tries again
+                log.warn("could not sweep {}.{} on {}: {}", database, collection, target, e.toString());
+            }
+        }
+        return removed;
+    }
+}

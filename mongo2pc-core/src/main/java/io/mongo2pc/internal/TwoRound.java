@@ -1,0 +1,289 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoServerException;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
+import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.BiFunction;
+
+import static io.mongo2pc.TransactionState.CANCELED;
+import static io.mongo2pc.TransactionState.PENDING;
+
+/**
+ * The owner's side of the two-round commit (docs/PROTOCOL.md, "The two-round-trip commit"): round
+ * 1 sends the insert of the transaction document and every prepare at once, round 2 is the commit
+ * compare-and-set; releases follow ({@link TwoRoundFinish}). Runs transactions of increments only.
+ * Also drives a two-round transaction taken over by recovery. Thread-safe.
+ */
+final class TwoRound {
+    private static final Logger log = LoggerFactory.getLogger(TwoRound.class);
+    static final String PROTOCOL = "protocol";
+    static final int RULES = 2;
+    static final String NONCE = "nonce";
+    static final String UNTIL = "until";
+    static final String INSERTED_AT = "insertedAt";
+
+    /** True if {@code transaction} follows the two-round rules ({@code protocol: 2}). */
+    static boolean follows(Document transaction) {
+        return transaction != null && transaction.get(PROTOCOL) instanceof Number n && n.intValue() == RULES;
+    }
+
+    private enum Insert { OURS, ABANDONED, TAKEN_OVER, OTHER }
+
+    private final TwoRoundContext c;
+    private final RoundOne roundOne;
+    private final TwoRoundFinish finish;
+    /** The outcome of an id another transaction holds (the caller's own id run again). */
+    private final BiFunction<Object, List<Operation>, TransactionOutcome> existing;
+
+    TwoRound(TwoRoundContext c, BiFunction<Object, List<Operation>, TransactionOutcome> existing) {
+        this.c = c;
+        this.roundOne = new RoundOne(c.targets(), c.entries(), c.retrier(), c.crashPoints());
+        this.finish = new TwoRoundFinish(c);
+        this.existing = existing;
+    }
+
+    TwoRoundFinish finish() {
+        return finish;
+    }
+
+    /** The increments of {@code ops}; refuses anything else, in the caller's words, before anything is written. */
+    static List<Operation.Increment> increments(List<Operation> ops, Object id) {
+        List<Operation.Increment> increments = new ArrayList<>(ops.size());
+        for (int i = 0; i < ops.size(); i++) {
+            if (!(ops.get(i) instanceof Operation.Increment inc)) {
+                throw new InvalidTransactionException("operation " + i + " on " + ops.get(i).document() + " is an "
+                        + OperationCodec.kind(ops.get(i)) + ": the two-round commit (twoRoundCommit) runs increments only;"
+                        + " run inserts, updates and deletes with a manager built without it", id);
+            }
+            increments.add(inc);
+        }
+        return increments;
+    }
+
+    /** Writes {@code doc} (a new pending transaction owned by this process) and drives it (see the class comment). */
+    TransactionOutcome run(Object id, List<Operation> ops, Document doc) {
+        List<Operation.Increment> incs = increments(ops, id);
+        for (Operation.Increment inc : incs) {
+            c.retrier().call("record participants", id, null, () -> {
+                c.sweep().register(inc.document());
+                return null;
+            });
+        }
+        OwnedTransaction tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
+        tx.nonce = UUID.randomUUID().toString();
+        Instant until = c.retrier().call("read clock", id, null, c.clock()::lowerBound)
+                .plus(c.settings().lease()).minus(c.settings().maxClockSkew());
+        tx.deadline = until;
+        tx.stampedNanos = System.nanoTime();
+        String token = c.tokens().next();
+        doc.append(Fields.TOKEN, token).append(NONCE, tx.nonce).append(PROTOCOL, RULES).append(UNTIL, Date.from(until));
+        List<Insert> inserted = new ArrayList<>(1);
+        RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, incs, until, () -> insert(tx, doc, token), inserted);
+        switch (inserted.get(0)) {
+            case OURS -> {
+                c.settings().metrics().started();
+                decide(tx, sent);
+                return finish.drive(tx, true);
+            }
+            case ABANDONED -> {
+                // A resolver found our prepares without a document past until + skew: none can land any more.
+                undoAll(tx, null);
+                tx.state = CANCELED;
+                tx.reason = "abandoned: no transaction document before its deadline " + until;
+                tx.code = ReasonCode.TIMED_OUT;
+                c.settings().metrics().canceled(tx.reason);
+                return new TransactionOutcome(id, CANCELED, tx.reason, tx.code);
+            }
+            case TAKEN_OVER -> throw new LeaseLostException("transaction " + id + " was taken over before its owner "
+                    + c.settings().owner() + " knew its document was written", id, PENDING);
+            default -> {
+                // The id is another transaction's: take ours back once nothing of ours can still land.
+                for (RoundOne.Sent s : sent) {
+                    if (s.inDoubt()) {
+                        c.writesInDoubt().awaitPassedEverywhere(s.until(), id);
+                    }
+                }
+                undoAll(tx, null);
+                return existing.apply(id, ops);
+            }
+        }
+    }
+
+    /** The insert of round 1: an insert-if-absent, so a late copy can never change an existing document. */
+    private Insert insert(OwnedTransaction tx, Document doc, String token) {
+        Document filter = new Document(Fields.ID, tx.id).append(INSERTED_AT, new Document("$exists", false));
+        Document update = new Document("$setOnInsert", doc)
+                .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(INSERTED_AT, true));
+        return c.retrier().call("insert", tx.id, null, () -> {
+            Insert result;
+            if (c.transactionWrites().write(new UpdateOneModel<>(filter, update, new UpdateOptions().upsert(true)))) {
+                result = Insert.OURS;
+            } else {
+                Document stored;
+                try {
+                    stored = c.store().collection().findOneAndUpdate(filter, update, new FindOneAndUpdateOptions().upsert(true)
+                            .returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
+                } catch (MongoServerException e) {
+                    if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
+                        throw e;
+                    }
+                    stored = c.store().find(tx.id);
+                }
+                if (stored == null) {
+                    throw new WriteInDoubtException("transaction " + tx.id + ": its document was neither inserted nor found");
+                }
+                result = token.equals(stored.get(Fields.TOKEN)) ? Insert.OURS
+                        : !tx.nonce.equals(stored.get(NONCE)) ? Insert.OTHER
+                        : Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE)) ? Insert.ABANDONED : Insert.TAKEN_OVER;
+            }
+            c.crashPoints().after(null, Step.INSERT, -1, tx.id);
+            return result;
+        });
+    }
+
+    /**
+     * Settles every prepare of the round, then commits (all in effect) or cancels (a refusal that
+     * stands, once every prepare in doubt was waited out).
+     */
+    private void decide(OwnedTransaction tx, RoundOne.Sent[] sent) {
+        Participants.Result refusal = null;
+        for (int i = 0; i < tx.ops.size(); i++) {
+            RoundOne.Sent s = sent[i];
+            int expired = 0;
+            int resolves = 0;
+            long busySince = 0;
+            long backoffMs = 5;
+            while (true) {
+                if (s.inDoubt()) {
+                    // Retried only once no copy of it can land any more (a late copy could mark the
+                    // transaction again after its release).
+                    c.writesInDoubt().awaitPassedEverywhere(s.until(), tx.id);
+                    if (refusal != null) {
+                        break;
+                    }
+                    c.writes().renew(tx);
+                    s = roundOne.resend(tx.id, tx.nonce, (Operation.Increment) tx.ops.get(i), i, tx.deadline);
+                    continue;
+                }
+                Participants.Result r = s.result();
+                if (refusal != null || r.kind() == Participants.Kind.DONE) {
+                    break;
+                }
+                if (r.kind() == Participants.Kind.EXPIRED) {
+                    if (++expired > 3) {
+                        c.settings().metrics().leaseLost();
+                        throw new LeaseLostException("transaction " + tx.id + ": a prepare missed the owner's deadline "
+                                + expired + " times in a row; the lease " + c.settings().lease().toMillis()
+                                + "ms is too short for the database's latency", tx.id, tx.state);
+                    }
+                    c.writes().renew(tx);
+                } else if (r.kind() == Participants.Kind.BUSY) {
+                    if (resolveOn(tx, i) == 0) {
+                        long now = System.nanoTime();
+                        busySince = busySince == 0 ? now : busySince;
+                        if (now - busySince > c.settings().conflictTimeout().toNanos()) {
+                            c.settings().metrics().conflict();
+                            refusal = r;
+                            break;
+                        }
+                        TwoRoundContext.sleep(backoffMs, tx.id);
+                        backoffMs = Math.min(200, backoffMs * 2);
+                    }
+                    c.writes().renewIfDue(tx);
+                } else if (resolves++ < 3 && resolveOn(tx, i) > 0) {
+                    // Refused: markers of transactions that can be resolved (a committed credit not
+                    // released yet) are resolved, then the prepare is sent again.
+                    c.writes().renewIfDue(tx);
+                } else {
+                    refusal = r;
+                    break;
+                }
+                s = roundOne.resend(tx.id, tx.nonce, (Operation.Increment) tx.ops.get(i), i, tx.deadline);
+            }
+        }
+        if (refusal == null) {
+            c.writes().move(tx, Transition.PENDING_TO_APPLIED, null);
+        } else {
+            tx.reason = refusal.reason();
+            tx.code = refusal.code();
+            c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
+        }
+    }
+
+    /** Resolves the markers of other transactions on the participant of operation {@code i}; how many it removed. */
+    private int resolveOn(OwnedTransaction tx, int i) {
+        var ref = tx.ops.get(i).document();
+        var coll = c.targets().collection(ref);
+        return c.retrier().call("resolve markers", tx.id, tx.state, () -> {
+            Document doc = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
+            return doc == null ? 0 : c.resolver().resolve(coll, doc, tx.id);
+        });
+    }
+
+    /**
+     * Undoes every entry of {@code tx}: with {@code deadline} (while canceling) fenced, renewing the
+     * lease when it passed; without (abandoned, or the id another transaction's) by the nonce alone.
+     */
+    private void undoAll(OwnedTransaction tx, Instant deadline) {
+        finish.undoAll(tx, deadline != null);
+    }
+
+    /**
+     * Drives a two-round transaction just taken over ({@code taken}, under its new epoch): pending
+     * rolls forward, unless inserted after its deadline or {@code cancelReason} is given (then it
+     * cancels); applied releases; canceling undoes.
+     */
+    Optional<TransactionOutcome> driveTakenOver(Document taken, List<Operation> ops, String cancelReason) {
+        Object id = taken.get(Fields.ID);
+        increments(ops, id);
+        OwnedTransaction tx = new OwnedTransaction(id, TransactionStore.epochOf(taken), ops,
+                TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
+        tx.nonce = taken.getString(NONCE);
+        tx.code = ReasonCode.parse(taken.get(Fields.CODE)).orElse(null);
+        c.writes().stamped(tx, TransactionStore.stamped(taken));
+        try {
+            if (tx.state == PENDING) {
+                Date insertedAt = taken.getDate(INSERTED_AT);
+                Date until = taken.getDate(UNTIL);
+                boolean late = insertedAt != null && until != null && !insertedAt.before(until);
+                if (cancelReason != null || late) {
+                    // Nothing is in effect before the commit point (credits wait for the release): cancel always may.
+                    tx.reason = cancelReason != null ? cancelReason
+                            : "its document was inserted at " + insertedAt.toInstant() + ", after its deadline " + until.toInstant();
+                    tx.code = cancelReason != null ? ReasonCode.CANCELED_BY_OPERATOR : ReasonCode.TIMED_OUT;
+                    c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
+                } else {
+                    RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, tx.increments(), tx.deadline, null, new ArrayList<>());
+                    decide(tx, sent);
+                }
+            }
+            TransactionOutcome outcome = finish.drive(tx, false);
+            c.settings().metrics().recovered(outcome.state());
+            return Optional.of(outcome);
+        } catch (LeaseLostException e) {
+            log.info("lost transaction {} to another process during recovery: {}", id, e.getMessage());
+            return Optional.empty();
+        }
+    }
+}
