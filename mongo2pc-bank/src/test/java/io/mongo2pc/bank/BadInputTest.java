@@ -321,7 +321,7 @@ class BadInputTest {
         refused(List.of(inc(new Document("$gt", ""), "balance", -1L, null), inc("B", "balance", 1L, null)),
                 "id must be a string, an integer or an ObjectId", "$gt");
         refused(List.of(inc(null, "balance", 1L, null)), "id must be", "null");
-        refused(List.of(inc(1.5, "balance", 1L, null)), "id must be", "Double");
+        refused(List.of(inc(1.5, "balance", 1L, null)), "id must be", "(a double)");
         refused(List.of(inc(List.of("A"), "balance", 1L, null)), "id must be");
         refused(List.of(inc("", "balance", 1L, null)), "must not be empty");
     }
