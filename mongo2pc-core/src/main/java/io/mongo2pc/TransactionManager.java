@@ -1,6 +1,5 @@
 package io.mongo2pc;
 
-import com.mongodb.client.MongoCollection;
 import io.mongo2pc.internal.Engine;
 import org.bson.Document;
 
@@ -215,9 +214,37 @@ public final class TransactionManager implements AutoCloseable {
         return engine.read(document);
     }
 
+    /**
+     * The documents of {@code ids} that exist in {@code collection} of {@code database} reached
+     * through {@code target}, as stored (a plain read, like {@link #read}), each with its
+     * {@code _id} and {@code fields} only; ids are compared as MongoDB compares them ({@code 1} and
+     * {@code 1L} are one document). Reads that concurrent callers make in one collection share
+     * requests, as the manager's writes do; retried through transient errors. E.g. a transfer
+     * checking its accounts before writing anything.
+     */
+    public List<Document> readByIds(String target, String database, String collection, List<Object> ids, List<String> fields) {
+        Objects.requireNonNull(ids, "ids");
+        Objects.requireNonNull(fields, "fields");
+        return engine.readByIds(target, database, collection, ids, fields);
+    }
+
     /** The stored transaction: its state, owner, epoch, lease, operations and reason, and the document as is. */
     public Optional<TransactionView> inspect(Object transactionId) {
         return engine.inspect(transactionId);
+    }
+
+    /**
+     * A page of stored transactions that match {@code query}, newest first (most recently changed
+     * first), each as {@link #inspect} reads it; {@link TransactionPage#next()} continues after it.
+     * Reads only.
+     */
+    public TransactionPage list(TransactionQuery query) {
+        return engine.list(Objects.requireNonNull(query, "query"));
+    }
+
+    /** The open transaction that has waited longest since its last change (never stamped ones first), if any. */
+    public Optional<TransactionView> oldestOpenTransaction() {
+        return engine.oldestOpenTransaction();
     }
 
     /** Deletes {@code done} and {@code canceled} transactions unchanged for {@code olderThan}. */
@@ -238,11 +265,6 @@ public final class TransactionManager implements AutoCloseable {
     /** The database server's time now. */
     public Instant serverTime() {
         return engine.serverTime();
-    }
-
-    /** The coordinator collection (with the configured concerns). */
-    public MongoCollection<Document> transactions() {
-        return engine.transactions();
     }
 
     public TransactionManagerSettings settings() {

@@ -1,9 +1,9 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashHook;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.internal.Validation;
 import org.bson.types.ObjectId;
 
 import java.time.Duration;
@@ -58,7 +58,7 @@ public final class TransactionManagerBuilder {
 
     /** Database of the transactions collection. Default {@code mongo2pc}. */
     public TransactionManagerBuilder database(String database) {
-        String problem = Validation.databaseNameProblem(database);
+        String problem = DocumentRef.databaseNameProblem(database);
         if (problem != null) {
             throw new IllegalArgumentException("invalid database name '" + database + "': " + problem);
         }
@@ -68,7 +68,7 @@ public final class TransactionManagerBuilder {
 
     /** Name of the transactions collection. Default {@code transactions}. */
     public TransactionManagerBuilder transactionsCollection(String name) {
-        String problem = Validation.collectionNameProblem(name);
+        String problem = DocumentRef.collectionNameProblem(name);
         if (problem != null) {
             throw new IllegalArgumentException("invalid collection name '" + name + "': " + problem);
         }

@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashHook;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;

@@ -1,6 +1,7 @@
 package io.mongo2pc;
 
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,6 @@ package io.mongo2pc.bank;
 
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
-import io.mongo2pc.internal.Validation;
 import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
@@ -170,11 +169,6 @@ public final class Amounts {
 
     private static String places(int n) {
         return n + (n == 1 ? " decimal place" : " decimal places");
-    }
-
-    /** The opposite amount, of the same type (Integer, Long, Double, Decimal128). */
-    public static Number negate(Number amount) {
-        return Validation.negate(amount);
     }
 
     /** The exact value of a stored amount ({@link Numbers#exact}); NaN or an infinity is refused as bad input. */

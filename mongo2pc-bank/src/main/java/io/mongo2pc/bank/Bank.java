@@ -12,13 +12,11 @@ import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
-import io.mongo2pc.internal.Batcher;
 import org.bson.Document;
 import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,8 +56,6 @@ public final class Bank {
      */
     private final Set<Object> known = ConcurrentHashMap.newKeySet();
     private static final int KNOWN_MAX = 100_000;
-    /** Existing accounts among those asked about, each with its stored balance (null when it has none). */
-    private final Batcher<List<Object>, Map<Object, Object>> lookups;
 
     /**
      * A bank on {@code manager}, which must have been built with {@link TransferCodec#INSTANCE}
@@ -70,7 +66,6 @@ public final class Bank {
         TransactionManagerSettings s = manager.settings();
         this.accounts = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(s.database()).getCollection(ACCOUNTS)
                 .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
-        this.lookups = new Batcher<>(this::findExisting, List::size, 512, s.combinedRequestsInFlight());
     }
 
     /** Registers what a manager needs to run and recover transfers. */
@@ -170,7 +165,11 @@ public final class Bank {
             }
         }
         if (!unknown.isEmpty()) {
-            Map<Object, Object> found = lookups.submit(unknown);
+            Map<Object, Object> found = new HashMap<>();
+            for (Document account : manager.readByIds(DocumentRef.DEFAULT_TARGET, manager.settings().database(), ACCOUNTS,
+                    unknown, List.of("balance"))) {
+                found.put(sameId(account.get("_id")), account.get("balance"));
+            }
             for (Object id : unknown) {
                 if (!found.containsKey(sameId(id))) {
                     throw new InvalidTransactionException("account " + id + " does not exist");
@@ -185,22 +184,6 @@ public final class Bank {
             known.addAll(found.keySet());
         }
         return new Document("source", source).append("destination", destination).append("value", Amounts.inLeastScale(value));
-    }
-
-    /**
-     * Which of the ids that concurrent transfers ask about exist, with their balances: one read
-     * for all of them, by _id (equality, or a bare $in: both are index lookups). Every asker gets
-     * the same map.
-     */
-    private List<Map<Object, Object>> findExisting(List<List<Object>> asked) {
-        List<Object> ids = new ArrayList<>();
-        asked.forEach(ids::addAll);
-        Document filter = new Document("_id", ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
-        Map<Object, Object> found = new HashMap<>();
-        for (Document d : accounts.find(filter).projection(Projections.include("_id", "balance"))) {
-            found.put(sameId(d.get("_id")), d.get("balance"));
-        }
-        return Collections.nCopies(asked.size(), Collections.unmodifiableMap(found));
     }
 
     private static Object sameId(Object id) {

@@ -5,6 +5,7 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerSettings;
@@ -105,7 +106,7 @@ public final class Payments {
         List<Operation> ops = new ArrayList<>(List.of(
                 Operation.update(order, new Document("$set", new Document("state", "Paid")),
                         new Document("state", "UnPaid").append("total", total)),
-                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Amounts.negate(change),
+                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Numbers.negate(change),
                         new Document("balance", new Document("$gte", amount))),
                 Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
                         new Document("order", orderId).append("account", accountId).append("amount", amount))));

@@ -54,7 +54,7 @@ class AccountScaleTest {
         assertThatThrownBy(() -> bank.submit("A", "B", Amounts.parse("0.5")))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("has 1 decimal place,");
 
-        assertThat(manager.transactions().countDocuments()).isZero();
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).isZero();
         assertThat(balance("A")).isEqualTo(1000L);
         assertThat(balance("B")).isEqualTo(0L);
         mongo.invariants().expectTotal(mongo.database(), 1000L);
@@ -94,7 +94,7 @@ class AccountScaleTest {
 
         assertThatThrownBy(() -> bank.transfer("A", "B", Amounts.parse("0.50")))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("account B allows 0");
-        assertThat(manager.transactions().countDocuments()).isZero();
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).isZero();
         mongo.invariants().expectTotal(mongo.database(), dec("110.00"));
     }
 
@@ -141,7 +141,7 @@ class AccountScaleTest {
         assertThatThrownBy(() -> payments.pay("o1", "alice"))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("account alice allows 0");
 
-        assertThat(manager.transactions().countDocuments()).isZero();
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).isZero();
         assertThat(mongo.client().getDatabase(mongo.database()).getCollection(Payments.ORDERS).find(new Document("_id", "o1")).first()).containsEntry("state", "UnPaid");
         mongo.invariants().expectTotal(mongo.database(), 100L);
     }

@@ -3,12 +3,14 @@ package io.mongo2pc.bank;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
@@ -43,16 +45,8 @@ class BackgroundFinishTest {
             CrashPoint.after(Step.RELEASE, 0), CrashPoint.after(Step.RELEASE, 1),
             CrashPoint.before(Step.FINISH, -1), CrashPoint.after(Step.FINISH, -1));
 
-    /** Thrown by the hook: the finisher "dies" here, abandoning the transaction as it is. */
-    static final class SimulatedCrash extends RuntimeException {
-        SimulatedCrash(CrashPoint point) {
-            super("simulated crash at " + point, null, false, false);
-        }
-    }
-
     private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, boolean background) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(db).application(app)
-                .crashHook(hook).retryTimeout(Duration.ofSeconds(5)).finishInBackground(background)).build();
+        return Bank.configure(TestManagers.crashing(client, db, app, hook).finishInBackground(background)).build();
     }
 
     @Test
@@ -103,7 +97,7 @@ class BackgroundFinishTest {
             AtomicInteger crashes = new AtomicInteger();
             CrashHook crash = (p, id) -> {
                 if (p.equals(point) && crashes.getAndIncrement() == 0) {
-                    throw new SimulatedCrash(p);
+                    throw new SimulatedCrash(p, id);
                 }
             };
             TransactionManager owner = manager(db, "owner", mongo.client(), crash, true);

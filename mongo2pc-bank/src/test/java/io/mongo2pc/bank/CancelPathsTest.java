@@ -1,13 +1,14 @@
 package io.mongo2pc.bank;
 
 import io.mongo2pc.CancelResult;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,8 +61,7 @@ class CancelPathsTest {
     }
 
     private TransactionManager newManager(String application, Duration lease, CrashHook hook) {
-        return Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
-                .application(application).lease(lease).crashHook(hook)).build();
+        return Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application).lease(lease).crashHook(hook)).build();
     }
 
     private long balance(String id) {
@@ -73,7 +73,7 @@ class CancelPathsTest {
     }
 
     private Object onlyTransactionId() {
-        return manager.transactions().find().first().get("_id");
+        return mongo.transactions(manager.settings().database()).find().first().get("_id");
     }
 
     // ---- guards ---------------------------------------------------------------------------------

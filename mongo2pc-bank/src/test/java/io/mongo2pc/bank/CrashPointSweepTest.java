@@ -3,14 +3,16 @@ package io.mongo2pc.bank;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
@@ -40,13 +42,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class CrashPointSweepTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
-
-    /** Thrown by the hook: the process "dies" here, abandoning the transaction as it is. */
-    static final class SimulatedCrash extends RuntimeException {
-        SimulatedCrash(CrashPoint point) {
-            super("simulated crash at " + point, null, false, false);
-        }
-    }
 
     /** A scenario: accounts A and B, and a transaction that either commits or cancels at B. */
     enum Scenario {
@@ -144,8 +139,7 @@ class CrashPointSweepTest {
     }
 
     private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(db)
-                .application(app).crashHook(hook).retryTimeout(Duration.ofSeconds(5))).build();
+        return Bank.configure(TestManagers.crashing(client, db, app, hook)).build();
     }
 
     private static TransactionOutcome start(String db, Scenario scenario, TransactionManager manager) {
@@ -171,7 +165,7 @@ class CrashPointSweepTest {
                 ids.add(id);
             }
             if (p.equals(point)) {
-                throw new SimulatedCrash(p);
+                throw new SimulatedCrash(p, id);
             }
         };
         assertThatThrownBy(() -> start(db, scenario, manager(db, "owner", mongo.client(), hook)))
@@ -182,7 +176,7 @@ class CrashPointSweepTest {
     private static CrashHook crashAt(CrashPoint point) {
         return (p, id) -> {
             if (p.equals(point)) {
-                throw new SimulatedCrash(p);
+                throw new SimulatedCrash(p, id);
             }
         };
     }

@@ -63,7 +63,7 @@ class TransferTest {
         // no longer takes such an amount to a whole-unit account (its scale), a generic debit does.
         Decimal128 justAbove = new Decimal128(new java.math.BigDecimal("1000.000000000000001"));
         TransactionOutcome outcome = manager.run(java.util.List.of(io.mongo2pc.Operation.increment(
-                io.mongo2pc.DocumentRef.of(mongo.database(), Bank.ACCOUNTS, "A"), "balance", Amounts.negate(justAbove),
+                io.mongo2pc.DocumentRef.of(mongo.database(), Bank.ACCOUNTS, "A"), "balance", io.mongo2pc.Numbers.negate(justAbove),
                 new Document("balance", new Document("$gte", justAbove)))));
 
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
@@ -76,7 +76,7 @@ class TransferTest {
     void transfer_unknownAccount_isRefusedBeforeAnyWrite() {
         assertThatThrownBy(() -> bank.transfer("A", "Z", 10L))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("Z does not exist");
-        assertThat(manager.transactions().countDocuments()).isZero();
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).isZero();
     }
 
     @Test
@@ -96,7 +96,7 @@ class TransferTest {
         assertThat(bank.submit("q-1", "A", "B", 100L)).isEqualTo("q-1");
         assertThat(bank.submit("q-1", "A", "B", 100L)).isEqualTo("q-1");
 
-        assertThat(manager.transactions().countDocuments()).isEqualTo(1);
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).isEqualTo(1);
         assertThat(manager.claimAndRun()).hasValueSatisfying(o -> assertThat(o.isDone()).isTrue());
         assertThat(manager.claimAndRun()).isEmpty();
         assertThat(bank.accounts().find(new Document("_id", "B")).first()).containsEntry("balance", 1100L);

@@ -1,12 +1,13 @@
 package io.mongo2pc.bank;
 
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
@@ -150,9 +151,7 @@ class ZombieOwnerTest {
     }
 
     private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, Duration lease) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(db)
-                .application(app).crashHook(hook).lease(lease).maxClockSkew(Duration.ofMillis(50))
-                .retryTimeout(Duration.ofSeconds(5))).build();
+        return Bank.configure(TestManagers.crashing(client, db, app, hook).lease(lease).maxClockSkew(Duration.ofMillis(50))).build();
     }
 
     private static MongoClient other() {

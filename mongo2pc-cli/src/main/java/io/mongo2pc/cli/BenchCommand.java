@@ -4,11 +4,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
+import io.mongo2pc.bank.TutorialClient;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import org.bson.Document;
@@ -33,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * {@code bench}: a closed-economy load (YCSB+T): random transfers between random accounts, whose
  * total must not change. Modes: {@code library} (mongo2pc transfers), {@code tutorial} (the
- * tutorial's eight writes by hand, {@link TutorialTransfer}) and {@code raw} (one update by _id
+ * tutorial's eight writes by hand, {@link TutorialClient}) and {@code raw} (one update by _id
  * per operation: the ceiling). Creates its own accounts and refuses a database that holds some.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
@@ -136,8 +139,11 @@ final class BenchCommand extends BaseCommand {
             createAccounts(accountsColl);
             err().flush();
             long initialTotal = OPENING * accounts;
-            MongoCollection<Document> transactionsColl = session.manager().transactions();
-            TutorialTransfer tutorial = new TutorialTransfer(accountsColl, transactionsColl);
+            TransactionManagerSettings settings = session.manager().settings();
+            MongoCollection<Document> transactionsColl = settings.target(DocumentRef.DEFAULT_TARGET)
+                    .getDatabase(settings.database()).getCollection(settings.transactionsCollection())
+                    .withWriteConcern(settings.writeConcern()).withReadConcern(settings.readConcern());
+            TutorialClient tutorial = new TutorialClient(accountsColl, transactionsColl, settings.application());
 
             Recorder latencies = new Recorder(3);
             AtomicLong committed = new AtomicLong();

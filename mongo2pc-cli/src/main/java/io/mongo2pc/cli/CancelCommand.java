@@ -41,12 +41,17 @@ final class CancelCommand extends BaseCommand {
         Object printable = TransactionIds.printable(result.id());
         boolean before = result.kind() == CancelResult.Kind.ALREADY_CANCELED;
         if (json()) {
-            ObjectNode node = Json.outcome(printable, result.state(), result.reason(), result.reasonCode());
-            node.put("alreadyCanceled", before);
-            printJson(node);
+            printJson(json(result));
         } else {
             say("transaction " + printable + (before ? " was already canceled: " : " canceled: ") + result.reason());
         }
         return ExitCodes.OK;
+    }
+
+    /** {@code {"id","state","reason","code","alreadyCanceled"}} of a cancel that canceled (now or before). */
+    static ObjectNode json(CancelResult result) {
+        ObjectNode node = Json.outcome(TransactionIds.printable(result.id()), result.state(), result.reason(), result.reasonCode());
+        node.put("alreadyCanceled", result.kind() == CancelResult.Kind.ALREADY_CANCELED);
+        return node;
     }
 }

@@ -52,6 +52,8 @@ import java.util.Map;
                 TxCommand.class,
                 ReadCommand.class,
                 BenchCommand.class,
+                TransactionsCommand.class,
+                ConsoleCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
@@ -100,6 +102,8 @@ public final class Main implements Runnable {
             Map.entry("tx", "Runs one generic transaction written in JSON."),
             Map.entry("read", "Prints one document, plain or as of the last commit."),
             Map.entry("bench", "Measures transfers per second and latency under load."),
+            Map.entry("transactions", "Lists transactions by state, age, owner or application."),
+            Map.entry("console", "Serves the web console: live counts, transactions, actions."),
             Map.entry("help", "Shows the help of mongo2pc or of one command."));
 
     public static void main(String[] args) {

@@ -1,7 +1,6 @@
 package io.mongo2pc.cli;
 
 import io.mongo2pc.DocumentRef;
-import io.mongo2pc.internal.Validation;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 import picocli.CommandLine.Command;
@@ -49,9 +48,9 @@ final class ReadCommand extends BaseCommand {
         } else if (!target.equals(DocumentRef.DEFAULT_TARGET) && !globals().targets().containsKey(target)) {
             throw CliException.badInput("unknown target '" + target + "': give it as --target NAME=URI");
         }
-        String problem = Validation.databaseNameProblem(database);
+        String problem = DocumentRef.databaseNameProblem(database);
         if (problem == null && !collection.startsWith("system.")) { // a plain read of a system collection is allowed
-            problem = Validation.collectionNameProblem(collection);
+            problem = DocumentRef.collectionNameProblem(collection);
         }
         if (problem != null) {
             throw CliException.badInput("invalid database or collection name " + database + "." + collection + ": " + problem);

@@ -2,6 +2,7 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.RecoveryReport;
+import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionState;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -32,33 +33,17 @@ final class RecoverCommand extends BaseCommand {
 
     @Override
     int run() {
-        RecoveryReport report;
-        Map<TransactionState, Long> counts;
         Duration age = olderThan == null ? globals().lease() : olderThan;
-        Waiting waiting;
+        Pass pass;
         try (Session session = Session.open(globals(), targets)) {
-            report = session.manager().recover(age);
-            counts = session.manager().counts();
-            waiting = Waiting.of(session.manager(), report.notStale());
+            pass = Pass.run(session.manager(), age);
         }
-        long queued = counts.getOrDefault(TransactionState.INITIAL, 0L);
-        long open = counts.getOrDefault(TransactionState.PENDING, 0L) + counts.getOrDefault(TransactionState.APPLIED, 0L)
-                + counts.getOrDefault(TransactionState.CANCELING, 0L);
-        // Open ones the pass did not report on: changed more recently than --older-than (or
-        // started, or taken over by another process, since the pass).
-        long recent = Math.max(0, open - report.notStale().size() - report.failed());
+        RecoveryReport report = pass.report();
+        Waiting waiting = pass.waiting();
+        long recent = pass.recent();
+        long queued = pass.queued();
         if (json()) {
-            ObjectNode node = Json.object();
-            node.put("rolledForward", report.rolledForward());
-            node.put("canceled", report.canceled());
-            node.put("skipped", report.skipped());
-            node.put("failed", report.failed());
-            node.put("notStale", report.notStale().size());
-            node.put("lateInsertsRemoved", report.lateInsertsRemoved());
-            node.put("notStaleUntil", waiting == null ? null : waiting.until().toString());
-            node.put("recent", recent);
-            node.put("queued", queued);
-            printJson(node);
+            printJson(pass.json());
             return ExitCodes.OK;
         }
         say("recovery: " + report.rolledForward() + " rolled forward, " + report.canceled() + " canceled, "
@@ -90,4 +75,37 @@ final class RecoverCommand extends BaseCommand {
     }
 
     private static final int SHOWN = 10;
+
+    /**
+     * One pass and what it left: {@code recent} open ones it did not look at (changed more recently
+     * than its age, or started, or taken over by another process, since the pass) and
+     * {@code queued} ones nobody started.
+     */
+    record Pass(RecoveryReport report, Waiting waiting, long recent, long queued) {
+
+        static Pass run(TransactionManager manager, Duration age) {
+            RecoveryReport report = manager.recover(age);
+            Map<TransactionState, Long> counts = manager.counts();
+            long open = counts.getOrDefault(TransactionState.PENDING, 0L) + counts.getOrDefault(TransactionState.APPLIED, 0L)
+                    + counts.getOrDefault(TransactionState.CANCELING, 0L);
+            return new Pass(report, Waiting.of(manager, report.notStale()),
+                    Math.max(0, open - report.notStale().size() - report.failed()),
+                    counts.getOrDefault(TransactionState.INITIAL, 0L));
+        }
+
+        /** {@code {"rolledForward","canceled","skipped","failed","notStale","lateInsertsRemoved","notStaleUntil","recent","queued"}}. */
+        ObjectNode json() {
+            ObjectNode node = Json.object();
+            node.put("rolledForward", report.rolledForward());
+            node.put("canceled", report.canceled());
+            node.put("skipped", report.skipped());
+            node.put("failed", report.failed());
+            node.put("notStale", report.notStale().size());
+            node.put("lateInsertsRemoved", report.lateInsertsRemoved());
+            node.put("notStaleUntil", waiting == null ? null : waiting.until().toString());
+            node.put("recent", recent);
+            node.put("queued", queued);
+            return node;
+        }
+    }
 }

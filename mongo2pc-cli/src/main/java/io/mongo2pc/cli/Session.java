@@ -1,7 +1,7 @@
 package io.mongo2pc.cli;
 
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
+import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;

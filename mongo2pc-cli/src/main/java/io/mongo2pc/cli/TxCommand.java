@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionJson;
 import io.mongo2pc.TransactionOutcome;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -1,9 +1,8 @@
 package io.mongo2pc.cli;
 
 import com.mongodb.client.MongoDatabase;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
-import io.mongo2pc.TransactionJson;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;

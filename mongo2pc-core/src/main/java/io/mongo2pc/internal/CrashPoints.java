@@ -1,9 +1,9 @@
 package io.mongo2pc.internal;
 
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Phase;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Phase;
+import io.mongo2pc.spi.CrashPoint.Step;
 
 /**
  * Calls the configured {@link CrashHook} around the protocol's writes. A crash point AFTER a write

@@ -1,6 +1,5 @@
 package io.mongo2pc.internal;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.CancelResult;
 import io.mongo2pc.DocumentRef;
@@ -8,6 +7,8 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionPage;
+import io.mongo2pc.TransactionQuery;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
 import org.bson.Document;
@@ -40,6 +41,8 @@ public final class Engine {
     private final Cancellation cancellation;
     private final Outcomes outcomes;
     private final AdminQueries admin;
+    private final DocumentsById documentsById;
+    private final TransactionListing listing;
 
     public Engine(TransactionManagerSettings settings) {
         this.targets = new Targets(settings.targets(), settings.writeConcern(), settings.readConcern(),
@@ -69,6 +72,8 @@ public final class Engine {
         this.committedReader = new CommittedReader(targets, store, operations::of);
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of);
         this.admin = new AdminQueries(store, clock, retrier);
+        this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
+        this.listing = new TransactionListing(store.collection(), admin::serverTime, settings.codecs(), database);
     }
 
     // ---- starting transactions (see Starter) -----------------------------------------------
@@ -125,8 +130,9 @@ public final class Engine {
                 .find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first()));
     }
 
-    public MongoCollection<Document> transactions() {
-        return store.collection();
+    /** The stored documents of {@code ids} in a collection, with {@code fields} (see {@link DocumentsById}). */
+    public List<Document> readByIds(String target, String database, String collection, List<Object> ids, List<String> fields) {
+        return retrier.call("read", null, null, () -> documentsById.read(target, database, collection, ids, fields));
     }
 
     // ---- recovery and operator actions -----------------------------------------------------
@@ -170,5 +176,15 @@ public final class Engine {
     /** Server time now. */
     public Instant serverTime() {
         return admin.serverTime();
+    }
+
+    /** A page of transactions, newest first (see {@link TransactionListing}). */
+    public TransactionPage list(TransactionQuery query) {
+        return listing.list(query);
+    }
+
+    /** The oldest open transaction, if any (see {@link TransactionListing#oldestOpen}). */
+    public Optional<TransactionView> oldestOpenTransaction() {
+        return listing.oldestOpen();
     }
 }

@@ -1,7 +1,7 @@
 package io.mongo2pc.internal;
 
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.OutcomeUnknownException;
 import io.mongo2pc.TransactionManagerSettings;

@@ -253,7 +253,7 @@ final class Participants {
         if (op instanceof Operation.Increment inc) {
             Document negated = new Document();
             for (Map.Entry<String, Object> e : inc.increments().entrySet()) {
-                negated.append(e.getKey(), Validation.negate((Number) e.getValue()));
+                negated.append(e.getKey(), Numbers.negate((Number) e.getValue()));
             }
             return markerWrite(coll, op, txId, deadline,
                     new Document("$inc", negated).append("$pull", new Document(Fields.MARKERS, txId)));

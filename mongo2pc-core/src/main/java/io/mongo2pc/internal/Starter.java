@@ -2,8 +2,8 @@ package io.mongo2pc.internal;
 
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoServerException;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;

@@ -1,6 +1,6 @@
 package io.mongo2pc.internal;
 
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;

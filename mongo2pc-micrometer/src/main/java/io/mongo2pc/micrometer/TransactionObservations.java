@@ -2,8 +2,8 @@ package io.mongo2pc.micrometer;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
@@ -13,9 +13,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -50,11 +53,23 @@ public final class TransactionObservations implements CrashHook, AutoCloseable {
     public static final Duration DEFAULT_MAX_AGE = Duration.ofMinutes(10);
 
     private static final Logger log = LoggerFactory.getLogger(TransactionObservations.class);
+    private static final int RECENTLY_ENDED = 10_000;
 
     private final ObservationRegistry registry;
     private final CrashHook next;
     private final long maxAgeNanos;
     private final Map<Object, Traced> open = new ConcurrentHashMap<>();
+    /**
+     * Ids that ended here lately: running an id again (a caller's retry) writes nothing new and
+     * returns the first outcome, so its insert point must not start a second observation.
+     */
+    private final Set<Object> recentlyEnded = Collections.newSetFromMap(Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Object, Boolean> eldest) {
+                    return size() > RECENTLY_ENDED;
+                }
+            }));
     private final AtomicLong nextSweep = new AtomicLong(System.nanoTime());
     private volatile TransactionManager manager;
 
@@ -109,7 +124,12 @@ public final class TransactionObservations implements CrashHook, AutoCloseable {
 
     private void record(CrashPoint point, Object id) {
         switch (point.step()) {
-            case INSERT, CLAIM -> start(id);
+            case INSERT -> {
+                if (!recentlyEnded.contains(id)) {
+                    start(id);
+                }
+            }
+            case CLAIM -> start(id);
             case TAKEOVER -> start(id).observation.event(TAKEOVER);
             case COMMIT -> {
                 Traced t = start(id);
@@ -154,6 +174,9 @@ public final class TransactionObservations implements CrashHook, AutoCloseable {
         Traced t = open.remove(id);
         if (t == null) {
             return;
+        }
+        if (state.isTerminal()) {
+            recentlyEnded.add(id);
         }
         ReasonCode code = view == null ? null : view.map(TransactionView::reasonCode).orElse(null);
         int operations = view == null ? t.operations : view.map(v -> v.operations().size()).filter(n -> n > 0).orElse(t.operations);

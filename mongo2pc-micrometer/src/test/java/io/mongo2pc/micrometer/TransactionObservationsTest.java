@@ -2,7 +2,7 @@ package io.mongo2pc.micrometer;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -19,8 +19,10 @@ class TransactionObservationsTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
+    private TransactionObservations observations;
+
     private TransactionManager tracedManager(TestObservationRegistry registry, String application) {
-        TransactionObservations observations = new TransactionObservations(registry);
+        observations = new TransactionObservations(registry);
         TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", mongo.client())
                 .database(mongo.database()).application(application).crashHook(observations)).build();
         observations.bind(manager);
@@ -52,6 +54,20 @@ class TransactionObservationsTest {
                 .hasParentObservationEqualTo(request);
         assertThat(registry).hasObservationWithNameEqualTo(TransactionObservations.NAME).that()
                 .hasEvent("mongo2pc.commit-point").doesNotHaveEvent("mongo2pc.takeover");
+    }
+
+    @Test
+    void retriedTransactionId_leavesNoSecondObservationOpen() {
+        TestObservationRegistry registry = TestObservationRegistry.create();
+        Bank bank = new Bank(tracedManager(registry, "app"));
+        bank.createAccount("A", 100L);
+        bank.createAccount("B", 0L);
+        bank.transfer("t-1", "A", "B", 10L);
+
+        bank.transfer("t-1", "A", "B", 10L); // a caller's retry: the same transaction, nothing written again
+
+        assertThat(observations.following()).as("observations left open").isZero();
+        assertThat(registry).hasNumberOfObservationsWithNameEqualTo(TransactionObservations.NAME, 1);
     }
 
     @Test

@@ -6,7 +6,7 @@ import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
-import io.mongo2pc.CrashHook;
+import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionMetrics;

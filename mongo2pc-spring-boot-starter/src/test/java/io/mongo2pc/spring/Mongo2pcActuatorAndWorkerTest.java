@@ -4,7 +4,7 @@ import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.bank.Bank;

@@ -109,6 +109,22 @@ class Mongo2pcAutoConfigurationTest {
     }
 
     @Test
+    void withoutAMongoClient_itSaysWhatToSet_orUsesTargetsDefault() {
+        ApplicationContextRunner noClient = new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(Mongo2pcAutoConfiguration.class))
+                .withPropertyValues("mongo2pc.database=" + mongo.database());
+        noClient.run(context -> assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining(
+                "mongo2pc needs a MongoClient for its transactions collection: set spring.mongodb.uri, define a MongoClient bean, or set mongo2pc.targets.default"));
+        noClient.withPropertyValues("mongo2pc.targets.default=" + mongo.uri()).run(context -> {
+            assertThat(context).hasNotFailed();
+            Bank bank = context.getBean(Bank.class);
+            bank.createAccount("A", 5L);
+            assertThat(bank.list()).hasSize(1);
+        });
+        mongo.invariants().expectTotal(mongo.database(), 5L);
+    }
+
+    @Test
     void backsOff_whenTheApplicationDefinesItsOwnBeans() {
         String mine = mongo.database() + "_mine";
         runner().withBean("mine", TransactionManager.class, () -> Bank.configure(TransactionManager.builder()

@@ -5,9 +5,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
-import io.mongo2pc.embedded.EmbeddedServer;
 import io.mongo2pc.micrometer.TransactionObservations;
 import io.mongo2pc.testkit.Invariants;
+import io.mongo2pc.testkit.SharedMongo;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -27,15 +28,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The whole of Spring Boot's auto-configuration (MongoDB client from {@code spring.mongodb.uri},
  * Micrometer, observations, health) with the starter, against the embedded server over TCP.
- * The server lives as long as the test JVM: the context is closed after the class (its worker
- * stops, then the manager closes), and both need the server until then.
+ * The server ({@link SharedMongo}: a deployment given with {@code -Dmongo2pc.test.uri}, or an
+ * embedded one) outlives the context, which is closed after the class: its worker stops, then the
+ * manager closes, and both need the server until then.
  */
 @SpringBootTest(classes = Mongo2pcSpringBootTest.App.class, properties = {
-        "mongo2pc.database=boot", "mongo2pc.application=boot-test", "mongo2pc.worker.enabled=true",
+        "mongo2pc.application=boot-test", "mongo2pc.worker.enabled=true",
         "mongo2pc.worker.scan-period=100ms", "management.endpoints.web.exposure.include=health,mongo2pc"})
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class Mongo2pcSpringBootTest {
-    private static final EmbeddedServer SERVER = EmbeddedServer.inMemory().start();
+    private static final String DATABASE = SharedMongo.database("boot");
+    private static Mongo2pcWorker worker;
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
@@ -43,7 +46,16 @@ class Mongo2pcSpringBootTest {
 
     @DynamicPropertySource
     static void mongo(DynamicPropertyRegistry registry) {
-        registry.add("spring.mongodb.uri", SERVER::uri);
+        registry.add("spring.mongodb.uri", SharedMongo::uri);
+        registry.add("mongo2pc.database", () -> DATABASE);
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        if (worker != null) {
+            worker.stop(); // before the drop: it writes until it stops (the context, closed after this, finds it stopped)
+        }
+        SharedMongo.dropIfExternal("boot");
     }
 
     @Autowired TransactionManager manager;
@@ -53,10 +65,12 @@ class Mongo2pcSpringBootTest {
     @Autowired HealthEndpoint health;
     @Autowired Mongo2pcEndpoint status;
     @Autowired TransactionObservations observations;
+    @Autowired Mongo2pcWorker runningWorker;
 
     @AfterEach
     void invariantsHold() {
-        new Invariants(client, "boot").expectTotal("boot", 100L).assertHold();
+        worker = runningWorker;
+        new Invariants(client, DATABASE).expectTotal(DATABASE, 100L).assertHold();
     }
 
     @Test

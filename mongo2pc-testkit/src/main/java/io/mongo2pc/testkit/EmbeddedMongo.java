@@ -4,6 +4,7 @@ import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
 import io.mongo2pc.embedded.EmbeddedServer;
 import org.bson.Document;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -45,7 +46,7 @@ public final class EmbeddedMongo implements BeforeAllCallback, AfterAllCallback,
 
     private static final AtomicInteger DATABASES = new AtomicInteger();
     /** Sets this run's databases apart from other runs' on a shared deployment. */
-    private static final String RUN = Long.toString(ThreadLocalRandom.current().nextLong(36L * 36 * 36), 36);
+    static final String RUN = Long.toString(ThreadLocalRandom.current().nextLong(36L * 36 * 36), 36);
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(EmbeddedMongo.class);
 
     private final String uri1;
@@ -207,9 +208,22 @@ public final class EmbeddedMongo implements BeforeAllCallback, AfterAllCallback,
 
     /** {@link #expireLeases(String)} for tests that run their own server (jqwik properties). */
     public static long expireLeases(MongoClient client, String database) {
-        return client.getDatabase(database).getCollection("transactions").updateMany(
+        return transactions(client, database).updateMany(
                 new Document("state", new Document("$in", List.of("pending", "applied", "committed", "canceling"))),
                 new Document("$set", new Document("lastModified", new Date(0)))).getModifiedCount();
+    }
+
+    /**
+     * The transactions collection (under the library's default name) of {@code database}, as
+     * stored: for tests that read it or prepare it by hand, as another application would.
+     */
+    public MongoCollection<Document> transactions(String database) {
+        return transactions(client, database);
+    }
+
+    /** {@link #transactions(String)} for tests that run their own server. */
+    public static MongoCollection<Document> transactions(MongoClient client, String database) {
+        return client.getDatabase(database).getCollection("transactions");
     }
 
     /** Skips the invariant check after this test only: say why. */

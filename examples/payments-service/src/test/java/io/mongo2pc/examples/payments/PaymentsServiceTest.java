@@ -1,8 +1,10 @@
 package io.mongo2pc.examples.payments;
 
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.embedded.EmbeddedServer;
+import io.mongo2pc.spring.Mongo2pcWorker;
 import io.mongo2pc.testkit.Invariants;
+import io.mongo2pc.testkit.SharedMongo;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -27,23 +29,34 @@ import static org.assertj.core.api.Assertions.assertThat;
  * transfer (and a retried transfer that pays once), pay an order, read committed balances, the
  * refusals, and the mongo2pc health and status endpoints. After each test no transaction is open
  * and no marker or negative balance is left.
- * The server lives as long as the test JVM (the context closes after the class and needs it).
+ * The server ({@link SharedMongo}: a deployment given with {@code -Dmongo2pc.test.uri}, or an
+ * embedded one) outlives the context, which closes after the class and needs it until then.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = "mongo2pc.database=payments_test")
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_CLASS)
 class PaymentsServiceTest {
-    private static final EmbeddedServer SERVER = EmbeddedServer.inMemory().start();
+    private static final String DATABASE = SharedMongo.database("payments_test");
+    private static Mongo2pcWorker worker;
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private final HttpClient http = HttpClient.newHttpClient();
 
     @DynamicPropertySource
     static void mongo(DynamicPropertyRegistry registry) {
-        registry.add("spring.mongodb.uri", SERVER::uri);
+        registry.add("spring.mongodb.uri", SharedMongo::uri);
+        registry.add("mongo2pc.database", () -> DATABASE);
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        if (worker != null) {
+            worker.stop(); // before the drop: it writes until it stops (the context, closed after this, finds it stopped)
+        }
+        SharedMongo.dropIfExternal("payments_test");
     }
 
     @LocalServerPort int port;
     @Autowired MongoClient client;
+    @Autowired Mongo2pcWorker runningWorker;
 
     record Reply(int status, JsonNode body) { }
 
@@ -58,7 +71,8 @@ class PaymentsServiceTest {
 
     @AfterEach
     void booksBalance() {
-        new Invariants(client, "payments_test").assertHold(); // no open transaction, no marker, no negative balance
+        worker = runningWorker;
+        new Invariants(client, DATABASE).assertHold(); // no open transaction, no marker, no negative balance
     }
 
     @Test

@@ -1,6 +1,9 @@
-package io.mongo2pc;
+package io.mongo2pc.cli;
 
-import io.mongo2pc.internal.Values;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.Values;
 import org.bson.Document;
 import org.bson.json.JsonParseException;
 
@@ -26,7 +29,7 @@ import java.util.Set;
  * text after the object ignored): check it as strict JSON first where that matters, as the CLI's
  * {@code tx} does. Stateless.
  */
-public final class TransactionJson {
+final class TransactionJson {
     private static final Set<String> KNOWN = Set.of("op", "target", "db", "coll", "id", "doc", "update", "inc", "guard");
 
     private TransactionJson() { }

@@ -1,4 +1,4 @@
-package io.mongo2pc.internal;
+package io.mongo2pc;
 
 import org.bson.Document;
 import org.bson.types.Decimal128;
@@ -8,7 +8,10 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 
-/** Values in messages, in JSON's and BSON's words (never a Java class name or Java's toString). Stateless. */
+/**
+ * Values in messages, in JSON's and BSON's words (never a Java class name or Java's toString): how
+ * mongo2pc names a refused value, for callers that explain bad input the same way. Stateless.
+ */
 public final class Values {
     private Values() { }
 
