@@ -31,7 +31,7 @@ public final class QuietDisconnects extends ChannelInboundHandlerAdapter {
             Field field = MongoServer.class.getDeclaredField("channel");
             field.setAccessible(true);
             Channel listening = (Channel) field.get(server);
-            listening.pipeline().addFirst("mongo2pc-quiet-disconnects", new ChannelInboundHandlerAdapter() {
+            ChannelInboundHandlerAdapter acceptor = new ChannelInboundHandlerAdapter() {
                 @Override
                 public void channelRead(ChannelHandlerContext ctx, Object accepted) {
                     if (accepted instanceof Channel connection) {
@@ -39,7 +39,12 @@ public final class QuietDisconnects extends ChannelInboundHandlerAdapter {
                     }
                     ctx.fireChannelRead(accepted);
                 }
-            });
+            };
+            // Added on the listening channel's own event loop, and waited for: added from another
+            // thread, a handler is skipped until the loop has run its handlerAdded, so the first
+            // connections accepted after start() returns would miss it.
+            listening.eventLoop().submit(() -> listening.pipeline().addFirst("mongo2pc-quiet-disconnects", acceptor))
+                    .syncUninterruptibly();
         } catch (ReflectiveOperationException | RuntimeException e) {
             log.debug("client disconnects stay logged by upstream's handler: {}", e.toString());
         }
