@@ -12,9 +12,14 @@ import java.util.regex.Pattern;
  * ({@code PT30S}) becomes the command line's ({@code 30s}). Stateless.
  */
 final class Words {
-    /** "java.net.ConnectException: ", "org.bson.BsonInvalidOperationException: ", "IllegalStateException: ". */
+    /**
+     * "java.net.ConnectException: ", "org.bson.BsonInvalidOperationException: ", "IllegalStateException: ":
+     * a qualified name under a Java package root, or an exception's simple name before its message
+     * (a user's "shop.Orders" or "MyError" stays).
+     */
     private static final Pattern CLASS_NAME = Pattern.compile(
-            "\\b(?:[a-z][a-z0-9_]*\\.)+[A-Z]\\w*(?:\\$\\w+)*(?::\\s*)?|\\b[A-Z]\\w*(?:Exception|Error)\\b(?::\\s*)?");
+            "\\b(?:java|javax|jdk|sun|com|org|io|de|net)\\.(?:[a-z][a-z0-9_]*\\.)*[A-Z]\\w*(?:\\$\\w+)*(?::\\s*)?"
+                    + "|\\b[A-Z]\\w*(?:Exception|Error):\\s*");
     private static final Pattern ISO_DURATION = Pattern.compile("\\bPT[0-9HMS.]+\\b");
 
     private Words() { }

@@ -9,9 +9,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.lang.reflect.Field;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A client that goes away (its process killed, its connection reset) is a normal event for a
@@ -34,7 +31,7 @@ public final class QuietDisconnects extends ChannelInboundHandlerAdapter {
             Field field = MongoServer.class.getDeclaredField("channel");
             field.setAccessible(true);
             Channel listening = (Channel) field.get(server);
-            ChannelInboundHandlerAdapter onAccept = new ChannelInboundHandlerAdapter() {
+            ChannelInboundHandlerAdapter acceptor = new ChannelInboundHandlerAdapter() {
                 @Override
                 public void channelRead(ChannelHandlerContext ctx, Object accepted) {
                     if (accepted instanceof Channel connection) {
@@ -43,16 +40,11 @@ public final class QuietDisconnects extends ChannelInboundHandlerAdapter {
                     ctx.fireChannelRead(accepted);
                 }
             };
-            // Added on the listening channel's own thread and waited for: added from another thread,
-            // the handler is passed over until that thread has run its handlerAdded, so a client
-            // connecting right after start() could miss it (seen on a loaded machine).
-            listening.eventLoop().submit(() -> listening.pipeline().addFirst("mongo2pc-quiet-disconnects", onAccept))
-                    .get(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            log.debug("client disconnects stay logged by upstream's handler: interrupted");
-        } catch (ExecutionException | TimeoutException e) {
-            log.debug("client disconnects stay logged by upstream's handler: {}", e.toString());
+            // Added on the listening channel's own event loop, and waited for: added from another
+            // thread, a handler is skipped until the loop has run its handlerAdded, so the first
+            // connections accepted after start() returns would miss it.
+            listening.eventLoop().submit(() -> listening.pipeline().addFirst("mongo2pc-quiet-disconnects", acceptor))
+                    .syncUninterruptibly();
         } catch (ReflectiveOperationException | RuntimeException e) {
             log.debug("client disconnects stay logged by upstream's handler: {}", e.toString());
         }
