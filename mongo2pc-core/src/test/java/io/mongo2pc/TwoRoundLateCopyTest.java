@@ -133,6 +133,12 @@ class TwoRoundLateCopyTest {
         TransactionManager owner = manager(mongo.client(), pause, ownerLease);
         CompletableFuture<TransactionOutcome> running = CompletableFuture.supplyAsync(() -> owner.run(transfer(a, b, 30)));
         assertThat(paused.await(10, TimeUnit.SECONDS)).isTrue();
+        // The prepares go out beside the insert, not before it: on a loaded machine the hold may
+        // land a moment after the insert's thread reached its pause (seen).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (accounts.find(new Document("_id", "A")).first().getLong("balance") != 70L && System.nanoTime() < deadline) {
+            sleep(10);
+        }
         Document held = accounts.find(new Document("_id", "A")).first();
         assertThat(held.getLong("balance")).as("the hold landed").isEqualTo(70L);
         Instant until = held.keySet().stream().filter(k -> k.startsWith("_m2pc_")).findFirst()
