@@ -74,7 +74,7 @@ class Mongo2pcSpringBootTest {
     }
 
     @Test
-    void transfersAndQueuedTransfers_runOnTheApplicationsMongoClient_measuredAndHealthy() {
+    void transfersAndQueuedTransfers_runOnTheApplicationsMongoClient_measuredAndHealthy() throws InterruptedException {
         assertThat(manager.settings().target("default")).isSameAs(client);
         assertThat(manager.settings().application()).isEqualTo("boot-test");
         bank.createAccount("A", 100L);
@@ -87,6 +87,13 @@ class Mongo2pcSpringBootTest {
         assertThat(direct.isCommitted()).isTrue();
         assertThat(queued.isCommitted()).as("run by the in-process worker").isTrue();
         assertThat(bank.list()).extracting(Bank.Account::balance).containsExactly(85L, 15L);
+        // awaitOutcome sees the stored state; the worker's thread counts and closes the observation
+        // just after it, so give it a moment (a loaded machine once read 1.0 here).
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while ((meters.get("mongo2pc.transactions.committed").counter().count() < 2.0 || observations.following() > 0)
+                && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
         assertThat(meters.get("mongo2pc.transactions.committed").counter().count()).isEqualTo(2.0);
         assertThat(health.healthForPath("mongo2pc").getStatus()).isEqualTo(Status.UP);
         assertThat(status.status()).containsEntry("done", 2L).containsEntry("markers", 0L);
