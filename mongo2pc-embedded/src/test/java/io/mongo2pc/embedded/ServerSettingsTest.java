@@ -27,16 +27,24 @@ class ServerSettingsTest {
 
     @Test
     void eachSetting_keepsTheOthers() {
-        EmbeddedServer server = EmbeddedServer.inMemory()
+        EmbeddedServer all = EmbeddedServer.inMemory()
                 .withWorkerThreads(3)
                 .withCommitDelay(Duration.ZERO)
                 .withMaxConcurrentForces(2)
-                .withLatency(Duration.ofMillis(1))
-                .withWorkerThreads(5);
-        assertThat(server.workerThreads()).isEqualTo(5);
-        assertThat(server.commitDelay()).isZero();
-        assertThat(server.maxConcurrentForces()).isEqualTo(2);
-        assertThat(server.latency()).isEqualTo(Duration.ofMillis(1));
+                .withLatency(Duration.ofMillis(1));
+        assertSettings(all, 3, Duration.ZERO, 2, Duration.ofMillis(1));
+        assertSettings(all.withWorkerThreads(5), 5, Duration.ZERO, 2, Duration.ofMillis(1));
+        assertSettings(all.withCommitDelay(Duration.ofMillis(3)), 3, Duration.ofMillis(3), 2, Duration.ofMillis(1));
+        assertSettings(all.withMaxConcurrentForces(7), 3, Duration.ZERO, 7, Duration.ofMillis(1));
+        assertSettings(all.withLatency(Duration.ofMillis(2)), 3, Duration.ZERO, 2, Duration.ofMillis(2));
+    }
+
+    private static void assertSettings(EmbeddedServer server, int workerThreads, Duration commitDelay,
+                                       int maxConcurrentForces, Duration latency) {
+        assertThat(server.workerThreads()).as("worker threads").isEqualTo(workerThreads);
+        assertThat(server.commitDelay()).as("commit delay").isEqualTo(commitDelay);
+        assertThat(server.maxConcurrentForces()).as("concurrent forces").isEqualTo(maxConcurrentForces);
+        assertThat(server.latency()).as("latency").isEqualTo(latency);
     }
 
     @Test
