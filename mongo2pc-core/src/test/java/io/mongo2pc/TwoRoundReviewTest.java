@@ -1,0 +1,116 @@
+package io.mongo2pc;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Findings of an adversarial review of the two-round commit, each a test that shows the money
+ * going wrong: transactions of the tutorial's rules and of the two-round rules meeting on one id.
+ */
+class TwoRoundReviewTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    /** A hook that stops its thread at {@code at} (once) until {@code resume} opens. */
+    static final class Pause implements CrashHook {
+        final CrashPoint at;
+        final CountDownLatch reached = new CountDownLatch(1);
+        final CountDownLatch resume = new CountDownLatch(1);
+        private final AtomicBoolean once = new AtomicBoolean();
+
+        Pause(CrashPoint at) {
+            this.at = at;
+        }
+
+        @Override
+        public void reached(CrashPoint point, Object transactionId) {
+            if (point.equals(at) && once.compareAndSet(false, true)) {
+                reached.countDown();
+                try {
+                    resume.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+
+        void awaitReached() throws InterruptedException {
+            assertThat(reached.await(30, TimeUnit.SECONDS)).as("paused at " + at).isTrue();
+        }
+    }
+
+    private MongoCollection<Document> accounts;
+    private DocumentRef a;
+    private DocumentRef b;
+
+    private void accounts(long balanceA, long balanceB) {
+        accounts = mongo.client().getDatabase(mongo.database()).getCollection("accounts");
+        accounts.insertMany(List.of(new Document("_id", "A").append("balance", balanceA).append("pendingTransactions", List.of()),
+                new Document("_id", "B").append("balance", balanceB).append("pendingTransactions", List.of())));
+        a = DocumentRef.of(mongo.database(), "accounts", "A");
+        b = DocumentRef.of(mongo.database(), "accounts", "B");
+    }
+
+    private TransactionManager manager(MongoClient client, boolean twoRound, CrashHook hook) {
+        return TransactionManager.builder().target("default", client).database(mongo.database())
+                .application(twoRound ? "rules2" : "rules1").twoRoundCommit(twoRound).crashHook(hook).build();
+    }
+
+    private List<Operation> transfer(DocumentRef from, DocumentRef to, long value) {
+        return List.of(Operation.increment(from, "balance", -value, new Document("balance", new Document("$gte", value))),
+                Operation.increment(to, "balance", value, null));
+    }
+
+    private long balance(String id) {
+        return accounts.find(new Document("_id", id)).first().getLong("balance");
+    }
+
+    private static boolean hasEntry(Document doc) {
+        return doc.keySet().stream().anyMatch(k -> k.startsWith("_m2pc_"));
+    }
+
+    /**
+     * One id, run by a manager of the tutorial's rules and retried on a manager with the two-round
+     * commit (a rolling switch of the setting, a client retrying a request on another instance).
+     * The two-round run's prepares land first (its insert then finds the id taken); the tutorial
+     * run's apply finds a marker with its id on each account, takes it for its own ("applied
+     * before") and commits a transfer that moved nothing; its releases pull the other run's markers,
+     * so the two-round run's undo finds no marker and the held debit is never given back.
+     */
+    @Test
+    void sameIdOnBothRules_tutorialApplyTakesTwoRoundMarkerForItsOwn_committedTransferMovesNothing() throws Exception {
+        accounts(100, 0);
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+        Pause rules1Paused = new Pause(CrashPoint.before(CrashPoint.Step.APPLY, 0));
+        Pause rules2Paused = new Pause(CrashPoint.after(CrashPoint.Step.APPLY, 1));
+        TransactionManager rules1 = manager(mongo.client(), false, rules1Paused);
+        TransactionManager rules2 = manager(mongo.newClient(), true, rules2Paused);
+
+        CompletableFuture<TransactionOutcome> first = CompletableFuture.supplyAsync(() -> rules1.run("pay-1", transfer(a, b, 10)));
+        rules1Paused.awaitReached();
+        CompletableFuture<TransactionOutcome> retry = CompletableFuture.supplyAsync(() -> rules2.run("pay-1", transfer(a, b, 10)));
+        rules2Paused.awaitReached(); // its prepares landed: A holds 10, B is marked; its insert found the id taken
+        rules1Paused.resume.countDown();
+        TransactionOutcome outcome = first.get(60, TimeUnit.SECONDS);
+        rules2Paused.resume.countDown();
+        TransactionOutcome retried = retry.get(60, TimeUnit.SECONDS);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
+        assertThat(retried.state()).as("the retry ends as the first call did").isEqualTo(TransactionState.DONE);
+        assertThat(List.of(balance("A"), balance("B"))).as("one committed transfer of 10").containsExactly(90L, 10L);
+        assertThat(hasEntry(accounts.find(new Document("_id", "A")).first())).as("an entry left on A").isFalse();
+    }
+}
