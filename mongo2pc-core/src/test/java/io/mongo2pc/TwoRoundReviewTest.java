@@ -113,4 +113,50 @@ class TwoRoundReviewTest {
         assertThat(List.of(balance("A"), balance("B"))).as("one committed transfer of 10").containsExactly(90L, 10L);
         assertThat(hasEntry(accounts.find(new Document("_id", "A")).first())).as("an entry left on A").isFalse();
     }
+
+    /**
+     * The network holds the owner's insert (round 1) while its prepares land. Past their deadline
+     * plus the skew, recovery's sweep finds them without a document: a tombstone, the holds given
+     * back. An operator prunes finished transactions (the tombstone is one). Then the held insert
+     * lands, creating the document after its deadline; the owner takes it for its own, finds every
+     * prepare "in effect" (as answered long before) and commits: a transfer reported committed that
+     * moved nothing. Recovery cancels a document inserted after its deadline for exactly this
+     * reason; the owner must not commit one either.
+     */
+    @Test
+    void heldInsertLandingAfterTombstoneWasPruned_ownerCommitsTransferThatMovesNothing() throws Exception {
+        accounts(100, 0);
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch deliver = new CountDownLatch(1);
+        try (FaultProxy proxy = new FaultProxy(mongo.uri()); MongoClient viaProxy = proxy.newClient()) {
+            proxy.runBefore(request -> request.contains("insertedAt") && request.contains("$setOnInsert"), () -> {
+                held.countDown();
+                try {
+                    deliver.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            TransactionManager owner = TransactionManager.builder().target("default", viaProxy).database(mongo.database())
+                    .application("owner").twoRoundCommit(true).lease(Duration.ofSeconds(1))
+                    .maxClockSkew(Duration.ofMillis(100)).build();
+            CompletableFuture<TransactionOutcome> run = CompletableFuture.supplyAsync(() -> owner.run(transfer(a, b, 10)));
+            assertThat(held.await(30, TimeUnit.SECONDS)).as("the insert is held").isTrue();
+            TransactionManager other = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                    .application("other").lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100)).build();
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (balance("A") != 100L && System.nanoTime() < until) {
+                Thread.sleep(200); // the sweep acts once the prepares' deadline plus the skew has passed
+                other.recover(Duration.ZERO);
+            }
+            assertThat(balance("A")).as("the sweep gave the hold back").isEqualTo(100L);
+            assertThat(other.prune(Duration.ZERO)).as("the tombstone pruned").isEqualTo(1L);
+            deliver.countDown();
+            TransactionOutcome outcome = run.get(60, TimeUnit.SECONDS);
+
+            assertThat(List.of(balance("A"), balance("B"))).as("outcome " + outcome.state() + ": money moved exactly if committed")
+                    .containsExactlyElementsOf(outcome.isCommitted() ? List.of(90L, 10L) : List.of(100L, 0L));
+        }
+    }
 }
