@@ -159,4 +159,22 @@ class TwoRoundReviewTest {
                     .containsExactlyElementsOf(outcome.isCommitted() ? List.of(90L, 10L) : List.of(100L, 0L));
         }
     }
+
+    /**
+     * A string id may hold any character but an empty string (the tutorial's rules run "x\0y"); the
+     * two-round entry is named after it, and a field name cannot hold a NUL character: the prepare
+     * cannot be encoded, the caller gets the BSON library's exception and the transaction document
+     * stays pending, which every recovery pass then fails on the same way.
+     */
+    @Test
+    void stringIdWithNulCharacter_runsAsOnTheTutorialRules_insteadOfLeavingAPendingTransaction() {
+        accounts(100, 0);
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+        TransactionManager manager = manager(mongo.client(), true, CrashHook.NONE);
+        TransactionOutcome outcome = manager.run("pay\u0000one", transfer(a, b, 10));
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
+        assertThat(List.of(balance("A"), balance("B"))).containsExactly(90L, 10L);
+        assertThat(manager.recover(Duration.ZERO).failed()).isZero();
+    }
 }
