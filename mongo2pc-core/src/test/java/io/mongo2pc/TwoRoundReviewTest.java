@@ -177,4 +177,41 @@ class TwoRoundReviewTest {
         assertThat(List.of(balance("A"), balance("B"))).containsExactly(90L, 10L);
         assertThat(manager.recover(Duration.ZERO).failed()).isZero();
     }
+
+    /**
+     * The round-1 insert is an upsert whose filter is meant to match no stored document
+     * ({@code insertedAt} absent). A document of the tutorial's rules has no {@code insertedAt}:
+     * the upsert matches it and stamps {@code lastModified} and {@code insertedAt} on another
+     * transaction's document (here one whose owner crashed, so its recovery is put off by a whole
+     * lease each time the id is tried again).
+     */
+    @Test
+    void twoRoundInsert_ofAnIdTakenByATutorialRulesTransaction_leavesThatDocumentUnchanged() throws Exception {
+        accounts(100, 0);
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+        TransactionManager rules1 = manager(mongo.client(), false, (point, id) -> {
+            if (point.equals(CrashPoint.after(CrashPoint.Step.INSERT, -1))) {
+                throw new IllegalStateException("simulated crash");
+            }
+        });
+        try {
+            rules1.run("pay-2", transfer(a, b, 10));
+        } catch (IllegalStateException crashed) {
+            // the owner is gone, its document pending
+        }
+        MongoCollection<Document> transactions = mongo.client().getDatabase(mongo.database()).getCollection("transactions");
+        Document before = transactions.find(new Document("_id", "pay-2")).first();
+        Thread.sleep(20);
+        TransactionManager rules2 = manager(mongo.newClient(), true, CrashHook.NONE);
+        try {
+            rules2.run("pay-2", transfer(a, b, 20));
+        } catch (InvalidTransactionException otherOperations) {
+            // the id names another transaction
+        }
+        Document after = transactions.find(new Document("_id", "pay-2")).first();
+
+        assertThat(after).as("the tutorial-rules transaction's document").isEqualTo(before);
+        mongo.expireLeases(mongo.database());
+        rules1.recover(Duration.ZERO);
+    }
 }
