@@ -214,4 +214,38 @@ class TwoRoundReviewTest {
         mongo.expireLeases(mongo.database());
         rules1.recover(Duration.ZERO);
     }
+
+    /**
+     * One id run twice (a caller's retry on another instance): one run crashes with its prepares
+     * landed and its insert not sent; the other's insert makes the document, and it meets the
+     * crashed run's marker (same id, another nonce) on each account. Past that entry's deadline it
+     * belongs to a run that can never commit, and resolving it lets the payment through. The writer
+     * skips every marker with its own id, waits out the conflict timeout and cancels the payment
+     * the caller asked for twice.
+     */
+    @Test
+    void crashedRerunOfTheSameId_isResolvedByTheFirstRun_insteadOfCancelingThePayment() {
+        accounts(100, 0);
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+        TransactionManager crashing = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                .application("crashing").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                .crashHook((point, id) -> {
+                    if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+                        throw new IllegalStateException("simulated crash");
+                    }
+                }).build();
+        try {
+            crashing.run("pay-3", transfer(a, b, 10));
+        } catch (IllegalStateException crashed) {
+            // its prepares landed, its insert was never sent
+        }
+        assertThat(balance("A")).as("the crashed run's hold").isEqualTo(90L);
+        TransactionManager first = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("first").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                .conflictTimeout(Duration.ofSeconds(5)).build();
+        TransactionOutcome outcome = first.run("pay-3", transfer(a, b, 10));
+
+        assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
+        assertThat(List.of(balance("A"), balance("B"))).containsExactly(90L, 10L);
+    }
 }
