@@ -248,4 +248,42 @@ class TwoRoundReviewTest {
         assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
         assertThat(List.of(balance("A"), balance("B"))).containsExactly(90L, 10L);
     }
+
+    /**
+     * A caller's call whose owner crashed in round 1 (prepares landed, no document) is resolved
+     * behind a tombstone: canceled, TIMED_OUT. The caller retries the same payment under the same
+     * id, as an id is meant for; the retry must answer with that outcome. It is refused instead as
+     * "already used by another transaction (canceled, with other operations)": the tombstone has no
+     * operations to compare.
+     */
+    @Test
+    void retryOfAnIdResolvedBehindATombstone_getsItsCanceledOutcome_notAnotherTransactionsRefusal() throws Exception {
+        accounts(100, 0);
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+        TransactionManager crashing = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                .application("crashing").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                .crashHook((point, id) -> {
+                    if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+                        throw new IllegalStateException("simulated crash");
+                    }
+                }).build();
+        try {
+            crashing.run("pay-4", transfer(a, b, 10));
+        } catch (IllegalStateException crashed) {
+            // its prepares landed, its insert was never sent
+        }
+        TransactionManager other = manager(mongo.client(), true, CrashHook.NONE);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (balance("A") != 100L && System.nanoTime() < until) {
+            Thread.sleep(200); // the sweep acts once the prepares' deadline plus the skew has passed
+            other.recover(Duration.ZERO);
+        }
+        assertThat(balance("A")).as("the hold given back behind a tombstone").isEqualTo(100L);
+
+        TransactionOutcome retried = other.run("pay-4", transfer(a, b, 10));
+
+        assertThat(retried.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(retried.reasonCode()).isEqualTo(ReasonCode.TIMED_OUT);
+        assertThat(List.of(balance("A"), balance("B"))).containsExactly(100L, 0L);
+    }
 }
