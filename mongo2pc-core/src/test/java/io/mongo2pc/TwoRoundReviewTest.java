@@ -78,6 +78,22 @@ class TwoRoundReviewTest {
         return accounts.find(new Document("_id", id)).first().getLong("balance");
     }
 
+    /** Runs a transfer of 10 from A to B under {@code id} on a manager (lease 1 s) that crashes with its prepares landed, before its insert. */
+    private void crashBeforeInsert(String id) {
+        TransactionManager crashing = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                .application("crashing").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                .crashHook((point, tx) -> {
+                    if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+                        throw new IllegalStateException("simulated crash");
+                    }
+                }).build();
+        try {
+            crashing.run(id, transfer(a, b, 10));
+        } catch (IllegalStateException crashed) {
+            // round 1 lets what it sent land before the crash goes on: the prepares are in, no document
+        }
+    }
+
     private static boolean hasEntry(Document doc) {
         return doc.keySet().stream().anyMatch(k -> k.startsWith("_m2pc_"));
     }
@@ -229,18 +245,7 @@ class TwoRoundReviewTest {
     void crashedRerunOfTheSameId_isResolvedByTheFirstRun_insteadOfCancelingThePayment() {
         accounts(100, 0);
         mongo.invariants().expectTotal(mongo.database(), 100L);
-        TransactionManager crashing = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
-                .application("crashing").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
-                .crashHook((point, id) -> {
-                    if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
-                        throw new IllegalStateException("simulated crash");
-                    }
-                }).build();
-        try {
-            crashing.run("pay-3", transfer(a, b, 10));
-        } catch (IllegalStateException crashed) {
-            // its prepares landed, its insert was never sent
-        }
+        crashBeforeInsert("pay-3");
         assertThat(balance("A")).as("the crashed run's hold").isEqualTo(90L);
         TransactionManager first = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
                 .application("first").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
@@ -262,18 +267,7 @@ class TwoRoundReviewTest {
     void retryOfAnIdResolvedBehindATombstone_getsItsCanceledOutcome_notAnotherTransactionsRefusal() throws Exception {
         accounts(100, 0);
         mongo.invariants().expectTotal(mongo.database(), 100L);
-        TransactionManager crashing = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
-                .application("crashing").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
-                .crashHook((point, id) -> {
-                    if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
-                        throw new IllegalStateException("simulated crash");
-                    }
-                }).build();
-        try {
-            crashing.run("pay-4", transfer(a, b, 10));
-        } catch (IllegalStateException crashed) {
-            // its prepares landed, its insert was never sent
-        }
+        crashBeforeInsert("pay-4");
         TransactionManager other = manager(mongo.client(), true, CrashHook.NONE);
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (balance("A") != 100L && System.nanoTime() < until) {
