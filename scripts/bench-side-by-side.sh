@@ -6,7 +6,7 @@
 # reported: its JIT would otherwise favour whichever mode runs last); ROUNDS (default 1) repeats
 # the measured runs, alternating the modes, so a drift of the machine shows. CLIENT_WARMUP
 # (default 30) is each run's own unmeasured warm-up in seconds: with 10 s the client JVM's JIT was
-# still speeding the tutorial up (docs/BENCHMARKS.md, "Steady state"). MODES (default
+# still speeding the tutorial up (docs/BENCHMARKS.md, "How it is measured"). MODES (default
 # "raw tutorial library library:background") lists the runs of a round; ":background" runs the
 # library with --finish background. LATENCY (default none) is passed to `serve --latency`.
 set -euo pipefail

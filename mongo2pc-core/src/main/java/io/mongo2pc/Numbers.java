@@ -66,4 +66,24 @@ public final class Numbers {
         }
         return value;
     }
+
+    /** The opposite amount, of the same numeric type. */
+    public static Number negate(Number amount) {
+        if (amount instanceof Integer i) {
+            return -i;
+        }
+        if (amount instanceof Long l) {
+            return -l;
+        }
+        if (amount instanceof Double d) {
+            return -d;
+        }
+        if (amount instanceof Decimal128 d) {
+            return new Decimal128(exact(d).negate());
+        }
+        if (amount instanceof BigDecimal b) {
+            return b.negate();
+        }
+        throw new IllegalArgumentException("not an amount: " + Values.describe(amount));
+    }
 }

@@ -8,7 +8,7 @@ import java.util.Optional;
 /**
  * Reads the operations of a transaction document that has no {@code ops} field of mongo2pc's own,
  * such as a transfer written as the tutorial writes it ({@code source}, {@code destination},
- * {@code value}). Registered with {@link TransactionManager.Builder#codec}; the first codec that
+ * {@code value}). Registered with {@link TransactionManagerBuilder#codec}; the first codec that
  * recognises a document wins. Implementations must be stateless and thread-safe.
  */
 public interface TransactionCodec {

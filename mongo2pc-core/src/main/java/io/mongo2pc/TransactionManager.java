@@ -1,26 +1,14 @@
 package io.mongo2pc;
 
-import com.mongodb.ReadConcern;
-import com.mongodb.WriteConcern;
-import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoCollection;
 import io.mongo2pc.internal.Engine;
-import io.mongo2pc.internal.Targets;
-import io.mongo2pc.internal.Validation;
 import org.bson.Document;
-import org.bson.types.ObjectId;
 
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
-import java.util.function.Supplier;
 
 /**
  * The entry point: runs multi-document transactions on MongoDB with the two-phase-commit protocol
@@ -45,26 +33,22 @@ import java.util.function.Supplier;
 public final class TransactionManager implements AutoCloseable {
 
     private final Engine engine;
-    private final Settings settings;
+    private final TransactionManagerSettings settings;
 
-    private TransactionManager(Settings settings) {
+    TransactionManager(TransactionManagerSettings settings) {
         this.settings = settings;
-        this.engine = new Engine(new Engine.Config(
-                new Targets(settings.targets, settings.writeConcern, settings.readConcern, settings.combinedRequestsInFlight),
-                settings.database, settings.transactionsCollection, settings.application, settings.owner,
-                settings.lease, settings.maxClockSkew, settings.retryTimeout, settings.conflictTimeout,
-                settings.maxOperations, settings.maxMarkers, settings.crashHook, settings.metrics,
-                settings.codecs, settings.ids, settings.finishInBackground, settings.twoRoundCommit));
+        this.engine = new Engine(settings);
     }
 
-    public static Builder builder() {
-        return new Builder();
+    /** A builder of a manager; every setting, its check and its default are on {@link TransactionManagerBuilder}. */
+    public static TransactionManagerBuilder builder() {
+        return new TransactionManagerBuilder();
     }
 
     /**
      * Runs a transaction to its end in this thread: {@code done} or {@code canceled} with a reason;
-     * with {@link Builder#finishInBackground(boolean)}, {@code applied} instead of {@code done}.
-     * Its id is made by {@link Builder#ids}; to know it even if this call throws, give one
+     * with {@link TransactionManagerBuilder#finishInBackground(boolean)}, {@code applied} instead of {@code done}.
+     * Its id is made by {@link TransactionManagerBuilder#ids}; to know it even if this call throws, give one
      * ({@link #run(Object, List)}).
      */
     public TransactionOutcome run(List<Operation> operations) {
@@ -138,14 +122,14 @@ public final class TransactionManager implements AutoCloseable {
     /**
      * Waits until every transaction committed by this manager is {@code done} (or, after an error,
      * left to recovery); false if {@code timeout} passed first. Returns at once unless
-     * {@link Builder#finishInBackground(boolean)} is on.
+     * {@link TransactionManagerBuilder#finishInBackground(boolean)} is on.
      */
     public boolean awaitFinished(Duration timeout) {
         return engine.awaitFinished(Objects.requireNonNull(timeout, "timeout"));
     }
 
     /**
-     * With {@link Builder#finishInBackground(boolean)}: refuses new transactions ({@code run} and
+     * With {@link TransactionManagerBuilder#finishInBackground(boolean)}: refuses new transactions ({@code run} and
      * {@code claimAndRun} then throw {@link IllegalStateException} before writing anything),
      * finishes the transactions this manager committed in the background (waiting up to the retry
      * timeout; what is left then, recovery finishes once the lease expires) and stops its thread.
@@ -154,7 +138,7 @@ public final class TransactionManager implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!engine.close(settings.retryTimeout)) {
+        if (!engine.close(settings.retryTimeout())) {
             org.slf4j.LoggerFactory.getLogger(TransactionManager.class).warn(
                     "closed with committed transactions not yet done; recovery will finish them once their lease expires");
         }
@@ -172,7 +156,7 @@ public final class TransactionManager implements AutoCloseable {
 
     /** One recovery pass over transactions whose owner's lease has expired. */
     public RecoveryReport recover() {
-        return recover(settings.lease);
+        return recover(settings.lease());
     }
 
     /**
@@ -202,11 +186,11 @@ public final class TransactionManager implements AutoCloseable {
      * Several documents as of one moment: each as of the last committed transaction, and together
      * one consistent cut (a transaction's writes are seen on all of its documents or on none).
      * Writers need not stop: changes made by transactions the documents name are judged, not
-     * waited out. Gives up after the {@link Builder#conflictTimeout(Duration) conflict timeout}
+     * waited out. Gives up after the {@link TransactionManagerBuilder#conflictTimeout(Duration) conflict timeout}
      * (see {@link #readCommitted(List, Duration)}).
      */
     public List<Optional<Document>> readCommitted(List<DocumentRef> documents) {
-        return readCommitted(documents, settings.conflictTimeout);
+        return readCommitted(documents, settings.conflictTimeout());
     }
 
     /**
@@ -230,9 +214,37 @@ public final class TransactionManager implements AutoCloseable {
         return engine.read(document);
     }
 
+    /**
+     * The documents of {@code ids} that exist in {@code collection} of {@code database} reached
+     * through {@code target}, as stored (a plain read, like {@link #read}), each with its
+     * {@code _id} and {@code fields} only; ids are compared as MongoDB compares them ({@code 1} and
+     * {@code 1L} are one document). Reads that concurrent callers make in one collection share
+     * requests, as the manager's writes do; retried through transient errors. E.g. a transfer
+     * checking its accounts before writing anything.
+     */
+    public List<Document> readByIds(String target, String database, String collection, List<Object> ids, List<String> fields) {
+        Objects.requireNonNull(ids, "ids");
+        Objects.requireNonNull(fields, "fields");
+        return engine.readByIds(target, database, collection, ids, fields);
+    }
+
     /** The stored transaction: its state, owner, epoch, lease, operations and reason, and the document as is. */
     public Optional<TransactionView> inspect(Object transactionId) {
         return engine.inspect(transactionId);
+    }
+
+    /**
+     * A page of stored transactions that match {@code query}, newest first (most recently changed
+     * first), each as {@link #inspect} reads it; {@link TransactionPage#next()} continues after it.
+     * Reads only.
+     */
+    public TransactionPage list(TransactionQuery query) {
+        return engine.list(Objects.requireNonNull(query, "query"));
+    }
+
+    /** The open transaction that has waited longest since its last change (never stamped ones first), if any. */
+    public Optional<TransactionView> oldestOpenTransaction() {
+        return engine.oldestOpenTransaction();
     }
 
     /** Deletes {@code done} and {@code canceled} transactions unchanged for {@code olderThan}. */
@@ -255,320 +267,7 @@ public final class TransactionManager implements AutoCloseable {
         return engine.serverTime();
     }
 
-    /** The coordinator collection (with the configured concerns). */
-    public MongoCollection<Document> transactions() {
-        return engine.transactions();
-    }
-
-    public Settings settings() {
+    public TransactionManagerSettings settings() {
         return settings;
-    }
-
-    /** The immutable settings a manager was built with. */
-    public static final class Settings {
-        /** Clock skew allowed between database servers unless set otherwise (or half a shorter lease). */
-        public static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofSeconds(1);
-
-        private final Map<String, MongoClient> targets;
-        private final String database;
-        private final String transactionsCollection;
-        private final String application;
-        private final String owner;
-        private final Duration lease;
-        private final Duration maxClockSkew;
-        private final Duration retryTimeout;
-        private final Duration conflictTimeout;
-        private final int maxOperations;
-        private final int maxMarkers;
-        private final WriteConcern writeConcern;
-        private final ReadConcern readConcern;
-        private final CrashHook crashHook;
-        private final TransactionMetrics metrics;
-        private final List<TransactionCodec> codecs;
-        private final Supplier<Object> ids;
-        private final boolean finishInBackground;
-        private final boolean twoRoundCommit;
-        private final int combinedRequestsInFlight;
-
-        private Settings(Builder b) {
-            this.targets = Map.copyOf(b.targets);
-            this.database = b.database;
-            this.transactionsCollection = b.transactionsCollection;
-            this.application = b.application;
-            this.owner = b.application + "@" + ManagementFactory.getRuntimeMXBean().getName() + "/"
-                    + UUID.randomUUID().toString().substring(0, 8);
-            this.lease = b.lease;
-            if (b.maxClockSkew != null && b.maxClockSkew.compareTo(b.lease.dividedBy(2)) > 0) {
-                throw new IllegalArgumentException("maxClockSkew " + b.maxClockSkew.toMillis() + "ms is more than half the lease "
-                        + b.lease.toMillis() + "ms: an owner would have too little of its lease left to write in;"
-                        + " lengthen the lease or allow less skew");
-            }
-            // the default skew shrinks with a short lease
-            this.maxClockSkew = b.maxClockSkew != null ? b.maxClockSkew
-                    : DEFAULT_MAX_CLOCK_SKEW.compareTo(b.lease.dividedBy(2)) > 0 ? b.lease.dividedBy(2) : DEFAULT_MAX_CLOCK_SKEW;
-            this.retryTimeout = b.retryTimeout;
-            this.conflictTimeout = b.conflictTimeout;
-            this.maxOperations = b.maxOperations;
-            this.maxMarkers = b.maxMarkers;
-            this.writeConcern = b.writeConcern;
-            this.readConcern = b.readConcern;
-            this.crashHook = b.crashHook;
-            this.metrics = b.metrics;
-            this.codecs = List.copyOf(b.codecs);
-            this.ids = b.ids;
-            this.finishInBackground = b.finishInBackground;
-            this.twoRoundCommit = b.twoRoundCommit;
-            this.combinedRequestsInFlight = b.combinedRequestsInFlight;
-        }
-
-        public String database() { return database; }
-        public String transactionsCollection() { return transactionsCollection; }
-        public String application() { return application; }
-        /** This instance's owner name: application, process and a random suffix. */
-        public String owner() { return owner; }
-        public Duration lease() { return lease; }
-        /** Clock skew allowed between database servers (at most half the lease). */
-        public Duration maxClockSkew() { return maxClockSkew; }
-        public Duration retryTimeout() { return retryTimeout; }
-        public Duration conflictTimeout() { return conflictTimeout; }
-        public int maxOperations() { return maxOperations; }
-        public int maxMarkers() { return maxMarkers; }
-        public boolean finishInBackground() { return finishInBackground; }
-        /** True if new transactions follow the two-round commit ({@code protocol: 2}). */
-        public boolean twoRoundCommit() { return twoRoundCommit; }
-        /** The most combined write requests out at once per collection (group commit). */
-        public int combinedRequestsInFlight() { return combinedRequestsInFlight; }
-        public WriteConcern writeConcern() { return writeConcern; }
-        public ReadConcern readConcern() { return readConcern; }
-        public MongoClient target(String name) { return targets.get(name); }
-    }
-
-    /** Builds a {@link TransactionManager}; each setter checks its value and names it when refusing. */
-    public static final class Builder {
-        /** See {@link #combinedRequestsInFlight(int)}. */
-        public static final int DEFAULT_COMBINED_REQUESTS_IN_FLIGHT = 16;
-
-        private final Map<String, MongoClient> targets = new LinkedHashMap<>();
-        private String database = "mongo2pc";
-        private String transactionsCollection = "transactions";
-        private String application = "mongo2pc";
-        private Duration lease = Duration.ofSeconds(30);
-        /** Null: the default, {@link Settings#DEFAULT_MAX_CLOCK_SKEW} or half the lease, whichever is less. */
-        private Duration maxClockSkew;
-        private Duration retryTimeout = Duration.ofSeconds(30);
-        private Duration conflictTimeout = Duration.ofSeconds(5);
-        private int maxOperations = 100;
-        private int maxMarkers = 1000;
-        private WriteConcern writeConcern = WriteConcern.MAJORITY;
-        private ReadConcern readConcern = ReadConcern.MAJORITY;
-        private CrashHook crashHook = CrashHook.NONE;
-        private TransactionMetrics metrics = TransactionMetrics.NONE;
-        private final List<TransactionCodec> codecs = new ArrayList<>();
-        private Supplier<Object> ids = ObjectId::new;
-        private boolean finishInBackground;
-        private boolean twoRoundCommit;
-        private int combinedRequestsInFlight = DEFAULT_COMBINED_REQUESTS_IN_FLIGHT;
-
-        private Builder() { }
-
-        /** A named MongoClient operations may reach; {@code "default"} also holds the transactions collection. */
-        public Builder target(String name, MongoClient client) {
-            if (name == null || name.isBlank() || name.contains("/")) {
-                throw new IllegalArgumentException("target name must be non-blank without '/', got '" + name + "'");
-            }
-            targets.put(name, Objects.requireNonNull(client, "client of target " + name));
-            return this;
-        }
-
-        /** Database of the transactions collection. Default {@code mongo2pc}. */
-        public Builder database(String database) {
-            String problem = Validation.databaseNameProblem(database);
-            if (problem != null) {
-                throw new IllegalArgumentException("invalid database name '" + database + "': " + problem);
-            }
-            this.database = database;
-            return this;
-        }
-
-        /** Name of the transactions collection. Default {@code transactions}. */
-        public Builder transactionsCollection(String name) {
-            String problem = Validation.collectionNameProblem(name);
-            if (problem != null) {
-                throw new IllegalArgumentException("invalid collection name '" + name + "': " + problem);
-            }
-            this.transactionsCollection = name;
-            return this;
-        }
-
-        /** This application's name, stored in the tutorial's {@code application} field. Default {@code mongo2pc}. */
-        public Builder application(String application) {
-            if (application == null || application.isBlank() || application.length() > 100) {
-                throw new IllegalArgumentException("application name must be 1 to 100 characters, got '" + application + "'");
-            }
-            this.application = application;
-            return this;
-        }
-
-        /**
-         * How long an owner may go without changing its transaction before any process may take it
-         * over. Judged by the database server's clock. Default 30s.
-         */
-        public Builder lease(Duration lease) {
-            if (lease == null || lease.isNegative() || lease.isZero()) {
-                throw new IllegalArgumentException("lease must be positive, got " + lease);
-            }
-            this.lease = lease;
-            return this;
-        }
-
-        /**
-         * How far the clocks of the database servers (targets, replica-set members) may disagree. An
-         * owner's writes are refused by the server from lease minus this after its last stamp.
-         * Default 1s, or half the lease if that is less; {@code build()} refuses more than half the
-         * lease.
-         */
-        public Builder maxClockSkew(Duration maxClockSkew) {
-            if (maxClockSkew == null || maxClockSkew.isNegative()) {
-                throw new IllegalArgumentException("maxClockSkew must be zero or positive, got " + maxClockSkew);
-            }
-            this.maxClockSkew = maxClockSkew;
-            return this;
-        }
-
-        /**
-         * How long a write waits for a busy document (full of markers) before the transaction
-         * cancels, and how long {@code readCommitted(List)} tries to read its documents as one cut.
-         * Default 5s.
-         */
-        public Builder conflictTimeout(Duration conflictTimeout) {
-            if (conflictTimeout == null || conflictTimeout.isNegative()) {
-                throw new IllegalArgumentException("conflictTimeout must be zero or positive, got " + conflictTimeout);
-            }
-            this.conflictTimeout = conflictTimeout;
-            return this;
-        }
-
-        /** The most markers (open transactions) one document may carry; more wait. Default 1000. */
-        public Builder maxMarkers(int maxMarkers) {
-            if (maxMarkers < 1 || maxMarkers > 100_000) {
-                throw new IllegalArgumentException("maxMarkers must be between 1 and 100000, got " + maxMarkers);
-            }
-            this.maxMarkers = maxMarkers;
-            return this;
-        }
-
-        /** How long one step is retried through database errors before the outcome is left to recovery. Default 30s. */
-        public Builder retryTimeout(Duration retryTimeout) {
-            if (retryTimeout == null || retryTimeout.isNegative()) {
-                throw new IllegalArgumentException("retryTimeout must be zero or positive, got " + retryTimeout);
-            }
-            this.retryTimeout = retryTimeout;
-            return this;
-        }
-
-        /** The most operations one transaction may have. Default 100. */
-        public Builder maxOperations(int maxOperations) {
-            if (maxOperations < 1 || maxOperations > 10_000) {
-                throw new IllegalArgumentException("maxOperations must be between 1 and 10000, got " + maxOperations);
-            }
-            this.maxOperations = maxOperations;
-            return this;
-        }
-
-        /** Write concern of every write. Default majority. */
-        public Builder writeConcern(WriteConcern writeConcern) {
-            Objects.requireNonNull(writeConcern, "writeConcern");
-            if (!writeConcern.isAcknowledged()) {
-                throw new IllegalArgumentException("an unacknowledged write concern cannot carry a transaction: " + writeConcern);
-            }
-            this.writeConcern = writeConcern;
-            return this;
-        }
-
-        /** Read concern of every read. Default majority. */
-        public Builder readConcern(ReadConcern readConcern) {
-            this.readConcern = Objects.requireNonNull(readConcern, "readConcern");
-            return this;
-        }
-
-        /** Hook called at every crash point; tests stop the protocol with it. Default: none. */
-        public Builder crashHook(CrashHook crashHook) {
-            this.crashHook = Objects.requireNonNull(crashHook, "crashHook");
-            return this;
-        }
-
-        /** Receives metrics. Default: none. */
-        public Builder metrics(TransactionMetrics metrics) {
-            this.metrics = Objects.requireNonNull(metrics, "metrics");
-            return this;
-        }
-
-        /** Adds a reader for transaction documents without mongo2pc's {@code ops} (e.g. tutorial transfers). */
-        public Builder codec(TransactionCodec codec) {
-            codecs.add(Objects.requireNonNull(codec, "codec"));
-            return this;
-        }
-
-        /** Makes ids of new transactions. Default: a new ObjectId. */
-        public Builder ids(Supplier<Object> ids) {
-            this.ids = Objects.requireNonNull(ids, "ids");
-            return this;
-        }
-
-        /**
-         * With true, {@code run} and {@code claimAndRun} return a committed transaction at its
-         * commit point ({@code applied}: every operation in effect, only ever rolled forward) and one
-         * thread of this manager releases its markers and moves it to {@code done}, many
-         * transactions per request. Two of a transfer's six sequential requests leave the caller's
-         * path. At most 1,024 committed transactions (and at most half of {@code maxMarkers}) wait
-         * for that thread; callers wait beyond. If the process dies first, recovery finishes them
-         * once the lease expires. Default false: {@code run} returns {@code done}.
-         */
-        public Builder finishInBackground(boolean finishInBackground) {
-            this.finishInBackground = finishInBackground;
-            return this;
-        }
-
-        /**
-         * With true, new transactions follow the two-round commit (docs/PROTOCOL.md): the
-         * transaction document and every prepare are sent at once, then the commit; increases take
-         * effect only after the commit point, so no guard and no committed read ever relies on an
-         * increase that is not committed. Runs transactions of increments only ({@code run}; inserts,
-         * updates, deletes and {@code submit} are refused before anything is written). Every
-         * manager that recovers or reads the same transactions must run a version that knows these
-         * rules (any manager of this version does, whatever this setting). Default false.
-         */
-        public Builder twoRoundCommit(boolean twoRoundCommit) {
-            this.twoRoundCommit = twoRoundCommit;
-            return this;
-        }
-
-        /**
-         * The most combined write requests one manager keeps out at once per collection. The writes
-         * that concurrent transactions make to one collection share requests (group commit, see
-         * docs/PROTOCOL.md): a thread that finds a request slot free sends its write at once, with
-         * whatever others queued meanwhile; otherwise it queues and the next request carries it.
-         * Up to this many are out while requests come back within twice the fastest recent one (a
-         * round trip that is mostly network latency, which more requests share for free), fewer
-         * while they come back slower (the server or this process is busy: more writes then share
-         * each request, and the work per write falls). Each request out holds a connection of the
-         * target's pool, so keep this below its {@code maxPoolSize} (the driver's default is 100)
-         * divided by the collections written. Default {@value #DEFAULT_COMBINED_REQUESTS_IN_FLIGHT}.
-         */
-        public Builder combinedRequestsInFlight(int requests) {
-            if (requests < 1 || requests > 1_000) {
-                throw new IllegalArgumentException("combinedRequestsInFlight must be between 1 and 1000, got " + requests);
-            }
-            this.combinedRequestsInFlight = requests;
-            return this;
-        }
-
-        public TransactionManager build() {
-            if (!targets.containsKey(DocumentRef.DEFAULT_TARGET)) {
-                throw new IllegalStateException("a target named '" + DocumentRef.DEFAULT_TARGET
-                        + "' is required (it holds the transactions collection); targets: " + targets.keySet());
-            }
-            return new TransactionManager(new Settings(this));
-        }
     }
 }

@@ -4,7 +4,7 @@ package io.mongo2pc;
  * How a transaction ended: {@link TransactionState#DONE} with every operation applied once, or
  * {@link TransactionState#CANCELED} with none in effect, a {@code reason} for people (e.g. "guard
  * failed on default/bank.accounts/A: {balance: {$gte: 100}}") and a {@link ReasonCode} for programs.
- * With {@link TransactionManager.Builder#finishInBackground(boolean)}, a committed transaction is
+ * With {@link TransactionManagerBuilder#finishInBackground(boolean)}, a committed transaction is
  * returned at its commit point as {@link TransactionState#APPLIED}: every operation is in effect
  * and it can only roll forward; its markers are released and it moves to {@code done} in the
  * background (or by recovery, if this process dies first). Immutable.

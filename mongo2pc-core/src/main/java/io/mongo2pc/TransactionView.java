@@ -45,6 +45,22 @@ public record TransactionView(Object id, TransactionState state, String applicat
         return lease == null || lastModified == null ? null : lastModified.plus(lease);
     }
 
+    /**
+     * True if it is open under an owner whose lease has run out at {@code now} (server time): any
+     * process may take it over, and recovery will. {@code leaseIfNone} is the lease of one stored
+     * without its own (by an application that follows the tutorial). A queued ({@code initial}) one
+     * has no owner and is never stale.
+     */
+    public boolean isStale(Instant now, Duration leaseIfNone) {
+        if (state == null || isTerminal() || state == TransactionState.INITIAL) {
+            return false;
+        }
+        if (lastModified == null) {
+            return true;
+        }
+        return !now.isBefore(lastModified.plus(lease == null ? leaseIfNone : lease));
+    }
+
     /** How it ended, or null while it is open (applied counts as committed). */
     public TransactionOutcome outcome() {
         return isTerminal() || state == TransactionState.APPLIED ? new TransactionOutcome(id, state, reason, reasonCode) : null;

@@ -1,6 +1,8 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashHook;
 import com.mongodb.client.MongoClient;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -162,7 +164,7 @@ class CycleTest {
     }
 
     private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return TransactionManager.builder().target("default", client).database(db).application(app).lease(LEASE)
+        return TestManagers.builder(client, db, app).lease(LEASE)
                 .maxClockSkew(Duration.ofMillis(100)).conflictTimeout(Duration.ofMillis(300)).crashHook(hook).build();
     }
 

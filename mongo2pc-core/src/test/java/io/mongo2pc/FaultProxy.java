@@ -12,7 +12,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.URI;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,6 +28,7 @@ import java.util.function.Predicate;
  */
 final class FaultProxy implements AutoCloseable {
     private final ServerSocket server;
+    private final ConnectionString target;
     private final String host;
     private final int port;
     private final AtomicInteger drops = new AtomicInteger();
@@ -39,17 +40,29 @@ final class FaultProxy implements AutoCloseable {
     private volatile Runnable every;
 
     FaultProxy(String mongoUri) throws IOException {
-        URI uri = URI.create(mongoUri.replace("mongodb://", "http://"));
-        this.host = uri.getHost();
-        this.port = uri.getPort();
+        // the first host of the URI (on a replica set: give the primary first)
+        this.target = new ConnectionString(mongoUri);
+        String first = target.getHosts().get(0);
+        int colon = first.lastIndexOf(':');
+        this.host = colon < 0 ? first : first.substring(0, colon);
+        this.port = colon < 0 ? 27017 : Integer.parseInt(first.substring(colon + 1));
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread t = new Thread(this::accept, "proxy");
         t.setDaemon(true);
         t.start();
     }
 
+    /**
+     * The proxy's URI: one server, reached directly (a replica-set client would otherwise find the
+     * members and bypass the proxy), with the target URI's credentials and TLS.
+     */
     String uri() {
-        return "mongodb://127.0.0.1:" + server.getLocalPort();
+        String credentials = target.getUsername() == null ? "" : URLEncoder.encode(target.getUsername(), StandardCharsets.UTF_8)
+                + ":" + URLEncoder.encode(new String(target.getPassword()), StandardCharsets.UTF_8) + "@";
+        String options = "directConnection=true"
+                + (target.getCredential() == null ? "" : "&authSource=" + target.getCredential().getSource())
+                + (Boolean.TRUE.equals(target.getSslEnabled()) ? "&tls=true&tlsAllowInvalidHostnames=true" : "");
+        return "mongodb://" + credentials + "127.0.0.1:" + server.getLocalPort() + "/?" + options;
     }
 
     /** A client that reaches the server through this proxy (the caller closes it). */

@@ -1,7 +1,9 @@
 package io.mongo2pc;
 
-import com.mongodb.client.MongoClient;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
@@ -197,9 +199,7 @@ class GenericTransactionTest {
     }
 
     private static TransactionManager manager(String[] dbs, String app, CrashHook hook) {
-        MongoClient bankClient = bank.client();
-        return TransactionManager.builder().target("default", bankClient).target("shop", shop.client())
-                .database(dbs[1]).application(app).crashHook(hook).retryTimeout(Duration.ofSeconds(5)).build();
+        return TestManagers.crashing(bank.client(), dbs[1], app, hook).target("shop", shop.client()).build();
     }
 
     private static void assertAllOrNothing(String[] dbs, boolean committed, String what) {

@@ -1,5 +1,7 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
@@ -63,7 +65,7 @@ class InterruptAfterCommitTest {
         caller.start();
         // wait until tx3 is applied and its caller waits for room
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (System.nanoTime() < end && manager.transactions().countDocuments(new Document("state", "applied")) < 3) {
+        while (System.nanoTime() < end && mongo.transactions(manager.settings().database()).countDocuments(new Document("state", "applied")) < 3) {
             Thread.sleep(10);
         }
         Thread.sleep(200);
@@ -71,7 +73,7 @@ class InterruptAfterCommitTest {
         caller.join(10_000);
         hold.countDown();
         manager.awaitFinished(Duration.ofSeconds(10));
-        List<Document> txs = manager.transactions().find().into(new ArrayList<>());
+        List<Document> txs = mongo.transactions(manager.settings().database()).find().into(new ArrayList<>());
         assertThat(result.get()).as("what the caller of a committed transaction is told")
                 .isInstanceOfSatisfying(TransactionOutcome.class, o -> assertThat(o.isCommitted()).isTrue());
         assertThat(txs).extracting(t -> t.getString("state")).as("the three transactions").hasSize(3)

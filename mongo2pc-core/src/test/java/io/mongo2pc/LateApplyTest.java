@@ -9,7 +9,7 @@ import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,15 +25,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  * apply at once, committed and released the marker, and the late copy then matched again (no
  * marker, deadline not passed, guard holds): A was debited twice and kept a marker for good. The
  * owner now waits until the write's deadline has passed before retrying, so a late copy lands
- * while the marker is there (and changes nothing) or is refused by the deadline.
+ * while the marker is there (and changes nothing) or is refused by the deadline. The same under the
+ * two-round commit, where the held request carries round 1's prepares.
  */
 class LateApplyTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
-    @ParameterizedTest(name = "request held {0} ms")
-    @ValueSource(ints = {600, 2_500}) // lands before its deadline (lease 1 s) / after it
-    void applyDeliveredLateAfterATimeout_takesEffectOnce(int heldMillis) throws Exception {
+    @ParameterizedTest(name = "request held {0} ms, two-round commit {1}")
+    // lands before its deadline (lease 1 s) / after it; under the two-round commit the held request is round 1's prepares
+    @CsvSource({"600, false", "2500, false", "600, true", "2500, true"})
+    void applyDeliveredLateAfterATimeout_takesEffectOnce(int heldMillis, boolean twoRound) throws Exception {
         String db = mongo.database();
         MongoCollection<Document> accounts = mongo.client().getDatabase(db).getCollection("accounts");
         accounts.insertMany(List.of(
@@ -49,7 +51,7 @@ class LateApplyTest {
                      .applyToSocketSettings(s -> s.readTimeout(300, TimeUnit.MILLISECONDS))
                      .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
             TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
-                    .application("app").lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                    .application("app").twoRoundCommit(twoRound).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
                     .retryTimeout(Duration.ofSeconds(10)).build();
             // the debit's apply is held by the network; the client gives up after 300 ms
             proxy.runBefore(request -> request.contains("update") && request.contains("accounts") && request.contains("$inc"),
@@ -69,6 +71,8 @@ class LateApplyTest {
             assertThat(after.get(0).getLong("balance")).as("A after one transfer of 30").isEqualTo(70L);
             assertThat(after.get(0).getList("pendingTransactions", Object.class)).as("markers on A").isEmpty();
             assertThat(after.get(1).getLong("balance")).isEqualTo(30L);
+            assertThat(after.get(1).getList("pendingTransactions", Object.class)).as("markers on B").isEmpty();
+            assertThat(after).allSatisfy(doc -> assertThat(doc.keySet()).noneMatch(k -> k.startsWith("_m2pc")));
         }
     }
 

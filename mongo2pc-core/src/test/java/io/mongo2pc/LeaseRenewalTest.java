@@ -1,6 +1,7 @@
 package io.mongo2pc;
 
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -24,9 +25,10 @@ class LeaseRenewalTest {
 
     @Test
     void slowOwnerApplyingManyOperations_renewsItsLease_andIsNeverTakenOver() throws Exception {
-        // given: 12 documents and an owner that needs ~80 ms per apply, ~1 s in all, with a 600 ms lease
-        // (slack for a loaded 2-core machine: a stamp older than the lease is a legitimate takeover)
-        Duration lease = Duration.ofMillis(600);
+        // given: 12 documents and an owner that needs ~250 ms per apply, ~3 s in all, with a 2 s lease
+        // (renewed after a third of it: more than a second of slack for a loaded 2-core machine, where
+        // a stamp older than the lease is a legitimate takeover; 600 ms once proved too little)
+        Duration lease = Duration.ofSeconds(2);
         List<Operation> ops = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
             mongo.client().getDatabase(mongo.database()).getCollection("counters")
@@ -36,7 +38,7 @@ class LeaseRenewalTest {
         TransactionManager owner = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
                 .application("slow").lease(lease).maxClockSkew(Duration.ofMillis(100)).crashHook((point, id) -> {
                     if (point.step() == Step.APPLY && point.phase() == CrashPoint.Phase.BEFORE) {
-                        sleep(80);
+                        sleep(250);
                     }
                 }).build();
         TransactionManager recoverer = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())

@@ -1,6 +1,9 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.client.MongoClient;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -210,8 +213,6 @@ class PausedOwnerInsertTest {
     }
 
     private static TransactionManager manager(String app, MongoClient client, CrashHook hook, Duration lease) {
-        return TransactionManager.builder().target("default", client).database(mongo.database())
-                .application(app).crashHook(hook).lease(lease).maxClockSkew(Duration.ofMillis(50))
-                .retryTimeout(Duration.ofSeconds(5)).build();
+        return TestManagers.crashing(client, mongo.database(), app, hook).lease(lease).maxClockSkew(Duration.ofMillis(50)).build();
     }
 }

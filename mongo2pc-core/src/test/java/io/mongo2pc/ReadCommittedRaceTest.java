@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.client.MongoClient;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;

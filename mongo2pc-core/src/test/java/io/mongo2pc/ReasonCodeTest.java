@@ -1,5 +1,7 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -30,8 +32,7 @@ class ReasonCodeTest {
         mongo.client().getDatabase(db).getCollection("accounts").insertMany(List.of(
                 new Document("_id", "A").append("balance", 100L).append("pendingTransactions", List.of()),
                 new Document("_id", "B").append("balance", 0L).append("pendingTransactions", List.of())));
-        return TransactionManager.builder().target("default", mongo.client()).database(db).application("codes")
-                .conflictTimeout(Duration.ofMillis(100)).maxMarkers(1).build();
+        return TestManagers.builder(mongo.client(), db, "codes").conflictTimeout(Duration.ofMillis(100)).maxMarkers(1).build();
     }
 
     @Test

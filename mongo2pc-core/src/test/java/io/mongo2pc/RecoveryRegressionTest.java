@@ -1,10 +1,11 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.embedded.EmbeddedServer;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
@@ -124,8 +125,8 @@ class RecoveryRegressionTest {
                     }
                 }).build();
         assertThatThrownBy(() -> longLease.run(transfer(10))).isInstanceOf(Crash.class);
-        Document live = recoverer.transactions().find().first();
-        recoverer.transactions().insertOne(new Document("_id", "unreadable").append("state", "pending")
+        Document live = mongo.transactions(recoverer.settings().database()).find().first();
+        mongo.transactions(recoverer.settings().database()).insertOne(new Document("_id", "unreadable").append("state", "pending")
                 .append("lastModified", new java.util.Date(0)));
 
         RecoveryReport report = recoverer.recover(Duration.ZERO);
@@ -136,7 +137,7 @@ class RecoveryRegressionTest {
         assertThat(report.failed()).as("the transaction without operations").isEqualTo(1);
         assertThat(report.skipped()).isEqualTo(2);
         assertThat(report.finished()).isZero();
-        recoverer.transactions().deleteOne(new Document("_id", "unreadable"));
+        mongo.transactions(recoverer.settings().database()).deleteOne(new Document("_id", "unreadable"));
         mongo.expireLeases(mongo.database());
         assertThat(recoverer.recover(Duration.ZERO).rolledForward()).isEqualTo(1);
     }
@@ -160,7 +161,7 @@ class RecoveryRegressionTest {
     @Test
     void cancel_ofStalePendingStampedByServer_succeeds() throws Exception {
         assertThatThrownBy(() -> crashingAt(CrashPoint.after(Step.APPLY, 0)).run(transfer(100))).isInstanceOf(Crash.class);
-        Object id = recoverer.transactions().find().first().get("_id");
+        Object id = mongo.transactions(recoverer.settings().database()).find().first().get("_id");
         Thread.sleep(200);
 
         CancelResult result = recoverer.cancel(id, "operator");

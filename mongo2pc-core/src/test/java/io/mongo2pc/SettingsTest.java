@@ -13,7 +13,7 @@ class SettingsTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
-    private TransactionManager.Builder builder() {
+    private TransactionManagerBuilder builder() {
         return TransactionManager.builder().target("default", mongo.client()).database(mongo.database());
     }
 
@@ -31,5 +31,15 @@ class SettingsTest {
         assertThat(builder().lease(Duration.ofMillis(800)).build().settings().maxClockSkew()).isEqualTo(Duration.ofMillis(400));
         assertThat(builder().lease(Duration.ofSeconds(2)).maxClockSkew(Duration.ofSeconds(1)).build().settings().maxClockSkew())
                 .isEqualTo(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void finishLinger_isABuilderSettingWithItsDefault_andOutOfRangeValuesAreRefusedWithTheValue() {
+        assertThat(builder().build().settings().finishLinger()).isEqualTo(Duration.ofMillis(5));
+        assertThat(builder().finishLinger(Duration.ZERO).build().settings().finishLinger()).isEqualTo(Duration.ZERO);
+        assertThatThrownBy(() -> builder().finishLinger(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("finishLinger").hasMessageContaining("PT-0.001S");
+        assertThatThrownBy(() -> builder().finishLinger(Duration.ofSeconds(11)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("between 0 and 10s");
     }
 }

@@ -1,7 +1,10 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.MongoCommandException;
 import com.mongodb.ServerAddress;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -180,8 +183,7 @@ class TransactionIdsTest {
         }
 
         TransactionManager manager(String app, Duration lease, CrashHook hook) {
-            return TransactionManager.builder().target("default", mongo.client()).database(db).application(app)
-                    .lease(lease).maxClockSkew(Duration.ofMillis(50)).retryTimeout(Duration.ofSeconds(5)).crashHook(hook).build();
+            return TestManagers.crashing(mongo.client(), db, app, hook).lease(lease).maxClockSkew(Duration.ofMillis(50)).build();
         }
 
         long balance(String id) {

@@ -1,6 +1,8 @@
 package io.mongo2pc;
 
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -155,6 +157,83 @@ class TwoRoundCommitTest {
         assertThat(stored("A").getLong("balance")).isNotNegative();
         assertThat(stored("B").getLong("balance")).isNotNegative();
         assertThat(states).contains(TransactionState.APPLIED);
+    }
+
+    @Test
+    void callersIdRunAgain_takesEffectOnce_andReturnsTheFirstOutcome() {
+        accounts(100, 0);
+        TransactionManager manager = manager(false, CrashHook.NONE);
+        TransactionOutcome first = manager.run("pay-1", transfer(30));
+        TransactionOutcome again = manager.run("pay-1", transfer(30));
+        assertThat(first.state()).isEqualTo(TransactionState.DONE);
+        assertThat(again.state()).isEqualTo(TransactionState.DONE);
+        assertThat(stored("A").getLong("balance")).as("debited once").isEqualTo(70L);
+        assertThat(stored("B").getLong("balance")).isEqualTo(30L);
+        assertThat(hasEntry(stored("A")) || hasEntry(stored("B"))).as("the second call's prepares taken back").isFalse();
+        assertThat(stored("A").getList("pendingTransactions", Object.class)).isEmpty();
+    }
+
+    @Test
+    void callersIdRunConcurrently_takesEffectOnce() throws Exception {
+        accounts(1_000, 0);
+        TransactionManager manager = manager(false, CrashHook.NONE);
+        List<Thread> threads = new ArrayList<>();
+        Set<TransactionState> states = ConcurrentHashMap.newKeySet();
+        for (int t = 0; t < 4; t++) {
+            Thread thread = new Thread(() -> states.add(manager.run(42L, transfer(30)).state()));
+            thread.start();
+            threads.add(thread);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        // the first call's outcome, as each saw it: committed (applied, or done once released)
+        assertThat(states).isNotEmpty().allMatch(s -> s == TransactionState.DONE || s == TransactionState.APPLIED);
+        manager.awaitOutcome(42L, Duration.ofSeconds(30));
+        assertThat(stored("A").getLong("balance")).as("debited once").isEqualTo(970L);
+        assertThat(stored("B").getLong("balance")).isEqualTo(30L);
+        assertThat(hasEntry(stored("A")) || hasEntry(stored("B"))).isFalse();
+    }
+
+    @Test
+    void operatorCancel_ofAPendingTransactionWhoseOwnerIsGone_givesTheHoldBack() {
+        accounts(100, 0);
+        CrashHook die = (point, id) -> {
+            if (point.equals(CrashPoint.before(CrashPoint.Step.COMMIT, -1))) {
+                throw new IllegalStateException("the owner's process ends here");
+            }
+        };
+        Object[] id = new Object[1];
+        CrashHook seeId = (point, tx) -> {
+            id[0] = tx;
+            die.reached(point, tx);
+        };
+        assertThatThrownBy(() -> manager(false, seeId).run(transfer(30))).hasMessageContaining("process ends");
+        mongo.expireLeases(mongo.database());
+        CancelResult result = manager(false, CrashHook.NONE).cancel(id[0], "wrong amount");
+        assertThat(result.isCanceled()).as(result.toString()).isTrue();
+        assertThat(stored("A").getLong("balance")).isEqualTo(100L);
+        assertThat(stored("B").getLong("balance")).isEqualTo(0L);
+        assertThat(hasEntry(stored("A")) || hasEntry(stored("B"))).isFalse();
+    }
+
+    @Test
+    void managerWithoutTheSetting_recoversATwoRoundTransactionByItsRules() {
+        accounts(100, 0);
+        CrashHook dieAfterCommit = (point, id) -> {
+            if (point.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1))) {
+                throw new IllegalStateException("the owner's process ends here");
+            }
+        };
+        assertThatThrownBy(() -> manager(false, dieAfterCommit).run(transfer(30))).hasMessageContaining("process ends");
+        TransactionManager tutorialRules = TransactionManager.builder().target("default", mongo.client())
+                .database(mongo.database()).application("default-rules").build();
+        assertThat(tutorialRules.readCommitted(b).orElseThrow().getLong("balance")).as("committed: the credit counts").isEqualTo(30L);
+        mongo.expireLeases(mongo.database());
+        tutorialRules.recover(java.time.Duration.ZERO);
+        assertThat(stored("A").getLong("balance")).isEqualTo(70L);
+        assertThat(stored("B").getLong("balance")).as("the credit applied at the release, not dropped").isEqualTo(30L);
+        assertThat(hasEntry(stored("A")) || hasEntry(stored("B"))).isFalse();
     }
 
     @Test

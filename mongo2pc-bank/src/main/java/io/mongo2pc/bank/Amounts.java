@@ -2,7 +2,6 @@ package io.mongo2pc.bank;
 
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
-import io.mongo2pc.internal.Validation;
 import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
@@ -11,6 +10,13 @@ import java.math.MathContext;
 /**
  * Money amounts: a {@code long} of minor units, or a {@link Decimal128} when the text has a
  * fraction. Never a double. Refuses what is not a finite number, or does not fit.
+ * <p>
+ * An account's <em>scale</em> is the number of decimal places of its stored balance, read from
+ * the balance itself (no field of its own, so the tutorial's documents stay as they are): 0 for an
+ * integer, the Decimal128's own exponent for a Decimal128 ({@code 10.00} keeps its two places,
+ * and adding an amount of at most as many places keeps them), the places of its shortest decimal
+ * text for a double the mongo shell wrote. A transfer's amount may not have more decimal places
+ * than the scale of either account. Stateless.
  */
 public final class Amounts {
     private Amounts() { }
@@ -70,9 +76,99 @@ public final class Amounts {
                 + (amount == null ? "null" : amount + " (" + amount.getClass().getSimpleName() + ")"));
     }
 
-    /** The opposite amount, of the same type (Integer, Long, Double, Decimal128). */
-    public static Number negate(Number amount) {
-        return Validation.negate(amount);
+    /**
+     * The scale of an account whose stored balance is {@code balance}: its number of decimal
+     * places (see the class comment); 0 for what is not a finite number.
+     */
+    public static int scaleOf(Object balance) {
+        if (balance instanceof Decimal128 || balance instanceof Double || balance instanceof Float) {
+            if (!Numbers.isFinite(balance)) {
+                return 0;
+            }
+            BigDecimal exact = Numbers.exact((Number) balance);
+            return Math.max(0, balance instanceof Decimal128 ? exact.scale() : exact.stripTrailingZeros().scale());
+        }
+        return 0;
+    }
+
+    /** How many decimal places the value of {@code amount} needs: 0 for 5 and 5.00, 1 for 1.50. */
+    public static int decimalPlaces(Number amount) {
+        if (amount instanceof Long || amount instanceof Integer) {
+            return 0;
+        }
+        return Math.max(0, toBigDecimal(amount).stripTrailingZeros().scale());
+    }
+
+    /**
+     * Refuses {@code amount} when it has more decimal places than the scale of {@code account}
+     * (whose stored balance is {@code balance}); a balance that is not a number has none to keep.
+     */
+    public static void requireScale(Number amount, Object account, Object balance) {
+        if (!Numbers.isFinite(balance)) {
+            return; // no scale to keep: the transfer's write to this balance is refused, and it cancels
+        }
+        int places = decimalPlaces(amount);
+        int scale = scaleOf(balance);
+        if (places > scale) {
+            throw new InvalidTransactionException("amount " + toBigDecimal(amount).stripTrailingZeros().toPlainString()
+                    + " has " + places(places) + ", but account " + account + " allows " + scale + " (" + (scale == 0
+                    ? "its balance " + balance + " is in whole units" : "its balance " + balance + " has " + scale)
+                    + "); an account's scale is set when it is created: a balance of 10.00 allows 2");
+        }
+    }
+
+    /**
+     * {@code amount} as it is added to balances: a whole value as a {@code long} (so 5.00 keeps
+     * an account of whole units whole), else a Decimal128 of its value's own places (1.50 as 1.5,
+     * so it never adds places to a balance).
+     */
+    public static Number inLeastScale(Number amount) {
+        if (amount instanceof Long) {
+            return amount;
+        }
+        BigDecimal value = toBigDecimal(amount).stripTrailingZeros();
+        if (value.scale() <= 0) {
+            try {
+                return value.longValueExact();
+            } catch (ArithmeticException tooBig) {
+                return amount;
+            }
+        }
+        return amount instanceof Decimal128 d && Numbers.exact(d).scale() == value.scale() ? d : new Decimal128(value);
+    }
+
+    /**
+     * {@code balance} stored in {@code scale} decimal places: a {@code long} for scale 0, else a
+     * Decimal128 with exactly that many; refuses a balance that needs more.
+     */
+    public static Number inScale(Number balance, int scale, String what) {
+        if (scale < 0 || scale > 34) {
+            throw new InvalidTransactionException("scale of " + what + " must be from 0 to 34 decimal places, got " + scale);
+        }
+        int places = decimalPlaces(balance);
+        if (places > scale) {
+            throw new InvalidTransactionException("balance " + toBigDecimal(balance).stripTrailingZeros().toPlainString()
+                    + " has " + places(places) + ", more than the " + scale + " of " + what);
+        }
+        BigDecimal value = toBigDecimal(balance);
+        if (scale == 0) {
+            try {
+                return value.longValueExact();
+            } catch (ArithmeticException e) {
+                throw new InvalidTransactionException("balance of " + what + " does not fit in a 64-bit integer, got "
+                        + value.toPlainString());
+            }
+        }
+        try {
+            return new Decimal128(value.setScale(scale));
+        } catch (NumberFormatException e) {
+            throw new InvalidTransactionException("balance " + value.toPlainString() + " in " + scale
+                    + " decimal places has more than 34 digits (Decimal128)");
+        }
+    }
+
+    private static String places(int n) {
+        return n + (n == 1 ? " decimal place" : " decimal places");
     }
 
     /** The exact value of a stored amount ({@link Numbers#exact}); NaN or an infinity is refused as bad input. */

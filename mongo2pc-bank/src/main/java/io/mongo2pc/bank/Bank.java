@@ -8,16 +8,16 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
-import io.mongo2pc.internal.Batcher;
 import org.bson.Document;
 import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,7 +56,6 @@ public final class Bank {
      */
     private final Set<Object> known = ConcurrentHashMap.newKeySet();
     private static final int KNOWN_MAX = 100_000;
-    private final Batcher<List<Object>, Set<Object>> lookups;
 
     /**
      * A bank on {@code manager}, which must have been built with {@link TransferCodec#INSTANCE}
@@ -64,14 +63,13 @@ public final class Bank {
      */
     public Bank(TransactionManager manager) {
         this.manager = manager;
-        TransactionManager.Settings s = manager.settings();
+        TransactionManagerSettings s = manager.settings();
         this.accounts = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(s.database()).getCollection(ACCOUNTS)
                 .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
-        this.lookups = new Batcher<>(this::findExisting, List::size, 512, s.combinedRequestsInFlight());
     }
 
     /** Registers what a manager needs to run and recover transfers. */
-    public static TransactionManager.Builder configure(TransactionManager.Builder builder) {
+    public static TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
         return builder.codec(TransferCodec.INSTANCE);
     }
 
@@ -79,7 +77,11 @@ public final class Bank {
         return accounts;
     }
 
-    /** Creates {@code {_id: id, balance, pendingTransactions: []}}; refuses a bad id or amount, or an existing id. */
+    /**
+     * Creates {@code {_id: id, balance, pendingTransactions: []}}; refuses a bad id or amount, or an
+     * existing id. The account's scale (the decimal places its amounts may have) is the balance's
+     * own: 0 for a {@code long}, 2 for the Decimal128 {@code 10.00} ({@link Amounts}).
+     */
     public void createAccount(Object id, Number balance) {
         DocumentRef.requirePlainId(id, "account");
         if (balance instanceof Integer i) {
@@ -99,6 +101,18 @@ public final class Bank {
             }
             throw e;
         }
+    }
+
+    /**
+     * Creates an account of {@code scale} decimal places (0 to 34): {@code createAccount("A", 10L, 2)}
+     * stores the balance 10.00 and allows amounts such as 0.25; a balance with more places is refused.
+     */
+    public void createAccount(Object id, Number balance, int scale) {
+        DocumentRef.requirePlainId(id, "account");
+        if (!(balance instanceof Integer) && !(balance instanceof Long) && !(balance instanceof Decimal128)) {
+            throw new InvalidTransactionException("balance of account " + id + " must be an integer or a Decimal128, got " + balance);
+        }
+        createAccount(id, Amounts.inScale(balance, scale, "account " + id));
     }
 
     /**
@@ -142,40 +156,34 @@ public final class Bank {
         if (sameId(source).equals(sameId(destination))) {
             throw new InvalidTransactionException("source and destination are the same account " + source);
         }
+        // A whole amount fits every account's scale; one with a fraction needs both balances, read now.
+        boolean fraction = Amounts.decimalPlaces(value) > 0;
         List<Object> unknown = new ArrayList<>(2);
         for (Object id : List.of(source, destination)) {
-            if (!known.contains(sameId(id))) {
+            if (fraction || !known.contains(sameId(id))) {
                 unknown.add(id);
             }
         }
         if (!unknown.isEmpty()) {
-            Set<Object> found = lookups.submit(unknown);
+            Map<Object, Object> found = new HashMap<>();
+            for (Document account : manager.readByIds(DocumentRef.DEFAULT_TARGET, manager.settings().database(), ACCOUNTS,
+                    unknown, List.of("balance"))) {
+                found.put(sameId(account.get("_id")), account.get("balance"));
+            }
             for (Object id : unknown) {
-                if (!found.contains(sameId(id))) {
+                if (!found.containsKey(sameId(id))) {
                     throw new InvalidTransactionException("account " + id + " does not exist");
+                }
+                if (fraction) {
+                    Amounts.requireScale(value, id, found.get(sameId(id)));
                 }
             }
             if (known.size() >= KNOWN_MAX) {
                 known.clear();
             }
-            found.forEach(known::add);
+            known.addAll(found.keySet());
         }
-        return new Document("source", source).append("destination", destination).append("value", value);
-    }
-
-    /**
-     * Which of the ids that concurrent transfers ask about exist: one read for all of them, by
-     * _id (equality, or a bare $in: both are index lookups). Every asker gets the same set.
-     */
-    private List<Set<Object>> findExisting(List<List<Object>> asked) {
-        List<Object> ids = new ArrayList<>();
-        asked.forEach(ids::addAll);
-        Document filter = new Document("_id", ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
-        Set<Object> found = new HashSet<>();
-        for (Document d : accounts.find(filter).projection(Projections.include("_id"))) {
-            found.add(sameId(d.get("_id")));
-        }
-        return Collections.nCopies(asked.size(), Collections.unmodifiableSet(found));
+        return new Document("source", source).append("destination", destination).append("value", Amounts.inLeastScale(value));
     }
 
     private static Object sameId(Object id) {

@@ -5,8 +5,10 @@ import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
 
@@ -27,13 +29,16 @@ public final class Payments {
     private final TransactionManager manager;
     private final String database;
     private final MongoCollection<Document> orders;
+    private final MongoCollection<Document> accounts;
 
     public Payments(TransactionManager manager) {
         this.manager = manager;
-        TransactionManager.Settings s = manager.settings();
+        TransactionManagerSettings s = manager.settings();
         this.database = s.database();
         this.orders = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(database).getCollection(ORDERS)
                 .withWriteConcern(s.writeConcern()).withReadConcern(s.readConcern());
+        this.accounts = s.target(DocumentRef.DEFAULT_TARGET).getDatabase(database)
+                .getCollection(Bank.ACCOUNTS).withReadConcern(s.readConcern());
     }
 
     /** Creates {@code {_id: orderId, state: "UnPaid", total}}. */
@@ -91,17 +96,32 @@ public final class Payments {
         }
         Object total = stored.get("total");
         Number amount = Amounts.requirePositive(total instanceof Integer i ? Long.valueOf(i) : total, "total of order " + orderId);
+        Number change = Amounts.inLeastScale(amount); // 5.00 keeps an account of whole units whole
+        if (Amounts.decimalPlaces(amount) > 0) {
+            requireScale(amount, accountId);
+            if (merchantAccountId != null) {
+                requireScale(amount, merchantAccountId);
+            }
+        }
         List<Operation> ops = new ArrayList<>(List.of(
                 Operation.update(order, new Document("$set", new Document("state", "Paid")),
                         new Document("state", "UnPaid").append("total", total)),
-                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Amounts.negate(amount),
+                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Numbers.negate(change),
                         new Document("balance", new Document("$gte", amount))),
                 Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
                         new Document("order", orderId).append("account", accountId).append("amount", amount))));
         if (merchantAccountId != null) {
-            ops.add(Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, merchantAccountId), "balance", amount, null));
+            ops.add(Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, merchantAccountId), "balance", change, null));
         }
         return manager.run(transactionId, ops, null, true);
+    }
+
+    /** Refuses an amount with more decimal places than {@code accountId}'s balance (a missing account cancels later). */
+    private void requireScale(Number amount, String accountId) {
+        Document account = accounts.find(new Document("_id", accountId)).first();
+        if (account != null) {
+            Amounts.requireScale(amount, accountId, account.get("balance"));
+        }
     }
 
 }

@@ -2,6 +2,7 @@ package io.mongo2pc.bank;
 
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionCodec;
 import org.bson.Document;
@@ -46,7 +47,7 @@ public final class TransferCodec implements TransactionCodec {
             creditGuard = new Document("balance", new Document("$lte", Long.MAX_VALUE - amount.longValue()));
         }
         return List.of(
-                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, source), "balance", Amounts.negate(amount), debitGuard),
+                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, source), "balance", Numbers.negate(amount), debitGuard),
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, destination), "balance", amount, creditGuard));
     }
 

@@ -57,7 +57,7 @@ class AccountIdTypesTest {
 
         assertThatThrownBy(() -> bank.transfer(1, 1L, 10L))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("same account");
-        assertThat(manager.transactions().countDocuments()).isZero();
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).isZero();
     }
 
     @Test

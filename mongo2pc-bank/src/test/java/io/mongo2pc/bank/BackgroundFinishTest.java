@@ -3,12 +3,15 @@ package io.mongo2pc.bank;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
@@ -43,16 +46,13 @@ class BackgroundFinishTest {
             CrashPoint.after(Step.RELEASE, 0), CrashPoint.after(Step.RELEASE, 1),
             CrashPoint.before(Step.FINISH, -1), CrashPoint.after(Step.FINISH, -1));
 
-    /** Thrown by the hook: the finisher "dies" here, abandoning the transaction as it is. */
-    static final class SimulatedCrash extends RuntimeException {
-        SimulatedCrash(CrashPoint point) {
-            super("simulated crash at " + point, null, false, false);
-        }
+    TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, boolean background) {
+        return configure(Bank.configure(TestManagers.crashing(client, db, app, hook).finishInBackground(background))).build();
     }
 
-    private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, boolean background) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(db).application(app)
-                .crashHook(hook).retryTimeout(Duration.ofSeconds(5)).finishInBackground(background)).build();
+    /** The protocol's settings of every manager (the two-round test overrides it). */
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
+        return builder;
     }
 
     @Test
@@ -103,7 +103,7 @@ class BackgroundFinishTest {
             AtomicInteger crashes = new AtomicInteger();
             CrashHook crash = (p, id) -> {
                 if (p.equals(point) && crashes.getAndIncrement() == 0) {
-                    throw new SimulatedCrash(p);
+                    throw new SimulatedCrash(p, id);
                 }
             };
             TransactionManager owner = manager(db, "owner", mongo.client(), crash, true);
@@ -200,13 +200,16 @@ class BackgroundFinishTest {
     }
 
     /** Accounts A and B with 1,000 each, written by an inline manager. */
-    private static void createAccountsAAndB(String db) {
+    private void createAccountsAAndB(String db) {
         Bank bank = new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false));
         bank.createAccount("A", 1_000L);
         bank.createAccount("B", 1_000L);
     }
 
     private static void assertDoneOnce(String db, Object txId, String what) {
+        for (Document account : mongo.client().getDatabase(db).getCollection("accounts").find()) {
+            assertThat(account.keySet()).as(what + ": entries left on " + account.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+        }
         Document tx = mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", txId)).first();
         assertThat(tx).as(what).isNotNull();
         assertThat(tx.getString("state")).as(what + ": " + tx.toJson()).isEqualTo("done");

@@ -52,7 +52,7 @@ class BadInputTest {
 
     @AfterEach
     void nothingWritten() {
-        assertThat(manager.transactions().countDocuments()).as("transactions written").isZero();
+        assertThat(mongo.transactions(manager.settings().database()).countDocuments()).as("transactions written").isZero();
         assertThat(snapshot()).as("accounts after a refused input").isEqualTo(before);
     }
 
@@ -321,7 +321,7 @@ class BadInputTest {
         refused(List.of(inc(new Document("$gt", ""), "balance", -1L, null), inc("B", "balance", 1L, null)),
                 "id must be a string, an integer or an ObjectId", "$gt");
         refused(List.of(inc(null, "balance", 1L, null)), "id must be", "null");
-        refused(List.of(inc(1.5, "balance", 1L, null)), "id must be", "Double");
+        refused(List.of(inc(1.5, "balance", 1L, null)), "id must be", "got 1.5 (a double)");
         refused(List.of(inc(List.of("A"), "balance", 1L, null)), "id must be");
         refused(List.of(inc("", "balance", 1L, null)), "must not be empty");
     }
@@ -352,7 +352,7 @@ class BadInputTest {
         TransactionOutcome outcome = manager.run(List.of(inc("A", "balance", -10L, new Document("balance", new Document("$gte", 10L))),
                 inc("B", "balance", 10L, null)));
         assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
-        manager.transactions().deleteMany(new Document());
+        mongo.transactions(manager.settings().database()).deleteMany(new Document());
         bank.accounts().updateOne(new Document("_id", "A"), new Document("$inc", new Document("balance", 10L)));
         bank.accounts().updateOne(new Document("_id", "B"), new Document("$inc", new Document("balance", -10L)));
     }

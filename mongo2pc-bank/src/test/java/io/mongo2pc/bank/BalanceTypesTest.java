@@ -1,6 +1,6 @@
 package io.mongo2pc.bank;
 
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.testkit.EmbeddedMongo;

@@ -1,7 +1,7 @@
 package io.mongo2pc.bank;
 
 import io.mongo2pc.CancelResult;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -37,7 +37,7 @@ class CancelAfterCreditSpentTest {
                     }
                 })).build();
         assertThatThrownBy(() -> new Bank(dying).transfer("A", "B", 100L)).hasMessage("died");
-        Object id = dying.transactions().find(new Document("source", "A")).first().get("_id");
+        Object id = mongo.transactions(dying.settings().database()).find(new Document("source", "A")).first().get("_id");
         // and B spent the credit meanwhile
         assertThat(bank.transfer("B", "C", 100L).isDone()).isTrue();
         mongo.expireLeases(db);

@@ -1,13 +1,14 @@
 package io.mongo2pc.bank;
 
 import io.mongo2pc.CancelResult;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,8 +61,7 @@ class CancelPathsTest {
     }
 
     private TransactionManager newManager(String application, Duration lease, CrashHook hook) {
-        return Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
-                .application(application).lease(lease).crashHook(hook)).build();
+        return Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application).lease(lease).crashHook(hook)).build();
     }
 
     private long balance(String id) {
@@ -73,7 +73,7 @@ class CancelPathsTest {
     }
 
     private Object onlyTransactionId() {
-        return manager.transactions().find().first().get("_id");
+        return mongo.transactions(manager.settings().database()).find().first().get("_id");
     }
 
     // ---- guards ---------------------------------------------------------------------------------
@@ -350,6 +350,8 @@ class CancelPathsTest {
     @Test
     void transferOfDecimalAmount_toAccountWhoseBalanceIsNotANumber_isCanceledWithNothingInEffect() {
         // given: B's balance is text; a decimal credit has no overflow guard, so the write itself fails
+        bank.accounts().deleteOne(new Document("_id", "A"));
+        bank.createAccount("A", 1000L, 2); // of scale 2, so that 100.50 is a valid amount
         bank.accounts().updateOne(new Document("_id", "B"), new Document("$set", new Document("balance", "1000")));
         mongo.invariants().expectTotal(mongo.database(), 1000L);
 
@@ -369,6 +371,10 @@ class CancelPathsTest {
         // given: two stale transfers; the first one's destination cannot be credited (a decimal credit
         // has no overflow guard, so the write itself fails on B's text balance)
         bank.createAccount("C", 1000L);
+        for (String id : java.util.List.of("A", "B")) { // of scale 2, so that 100.50 is a valid amount
+            bank.accounts().deleteOne(new Document("_id", id));
+            bank.createAccount(id, 1000L, 2);
+        }
         mongo.invariants().expectTotal(mongo.database(), 3000L);
         TransactionManager owner1 = newManager("owner", Duration.ofMillis(100), crashOnceAt(CrashPoint.after(Step.APPLY, 0)));
         assertThatThrownBy(() -> new Bank(owner1).transfer("A", "B", Amounts.parse("100.50"))).isInstanceOf(Crash.class);

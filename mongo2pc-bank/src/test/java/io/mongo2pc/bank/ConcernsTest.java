@@ -2,12 +2,14 @@ package io.mongo2pc.bank;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
+import com.mongodb.ReadConcern;
+import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandStartedEvent;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.BsonDocument;
@@ -46,7 +48,8 @@ class ConcernsTest {
             }
         };
         try (MongoClient client = MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(mongo.uri() + "/?w=1&readConcernLevel=local"))
+                .applyConnectionString(new ConnectionString(mongo.uri()))
+                .writeConcern(WriteConcern.W1).readConcern(ReadConcern.LOCAL) // weaker client defaults the library must not inherit
                 .addCommandListener(listener).build())) {
             TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", client)
                     .database(mongo.database()).lease(Duration.ofMillis(50))).build();

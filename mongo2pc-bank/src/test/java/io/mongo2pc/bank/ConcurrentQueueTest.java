@@ -1,9 +1,11 @@
 package io.mongo2pc.bank;
 
+import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.client.MongoClient;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -42,8 +44,7 @@ class ConcurrentQueueTest {
     private static final long OPENING = 1_000L;
 
     private TransactionManager manager(MongoClient client, String application) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(mongo.database())
-                .application(application)).build();
+        return Bank.configure(TestManagers.builder(client, mongo.database(), application)).build();
     }
 
     private static String account(int i) {
@@ -116,7 +117,7 @@ class ConcurrentQueueTest {
         for (int i = 0; i < ACCOUNTS; i++) {
             expected.put(account(i), OPENING);
         }
-        for (Document tx : requester.transactions().find()) {
+        for (Document tx : mongo.transactions(requester.settings().database()).find()) {
             String state = tx.getString("state");
             String runBy = runs.get(tx.get("_id")).get(0);
             assertThat(runBy).as("outcome reported = outcome stored for %s", tx.get("_id")).endsWith(":" + state);
@@ -190,7 +191,7 @@ class ConcurrentQueueTest {
         assertThat(outcomes).hasSize(480);
         assertThat(outcomes.values()).anyMatch(TransactionOutcome::isCanceled).anyMatch(TransactionOutcome::isDone);
         Map<Object, Long> expected = new HashMap<>(Map.of("H1", 500L, "H2", 500L, "H3", 500L));
-        for (Document tx : managers.get(0).transactions().find()) {
+        for (Document tx : mongo.transactions(managers.get(0).settings().database()).find()) {
             TransactionOutcome o = outcomes.get(tx.get("_id"));
             assertThat(tx.getString("state")).isEqualTo(o.state().stored());
             if (o.isDone()) {
@@ -214,24 +215,24 @@ class ConcurrentQueueTest {
         }
         mongo.invariants().expectTotal(mongo.database(), 10 * OPENING);
         // the points a transfer passes where it leaves an open transaction behind
-        List<io.mongo2pc.CrashPoint> points = new ArrayList<>();
-        points.add(io.mongo2pc.CrashPoint.after(io.mongo2pc.CrashPoint.Step.INSERT, -1));
-        for (io.mongo2pc.CrashPoint.Step step : List.of(io.mongo2pc.CrashPoint.Step.APPLY, io.mongo2pc.CrashPoint.Step.RELEASE,
-                io.mongo2pc.CrashPoint.Step.UNDO)) {
+        List<io.mongo2pc.spi.CrashPoint> points = new ArrayList<>();
+        points.add(io.mongo2pc.spi.CrashPoint.after(io.mongo2pc.spi.CrashPoint.Step.INSERT, -1));
+        for (io.mongo2pc.spi.CrashPoint.Step step : List.of(io.mongo2pc.spi.CrashPoint.Step.APPLY, io.mongo2pc.spi.CrashPoint.Step.RELEASE,
+                io.mongo2pc.spi.CrashPoint.Step.UNDO)) {
             for (int p : List.of(0, 1)) {
-                points.add(io.mongo2pc.CrashPoint.before(step, p));
-                points.add(io.mongo2pc.CrashPoint.after(step, p));
+                points.add(io.mongo2pc.spi.CrashPoint.before(step, p));
+                points.add(io.mongo2pc.spi.CrashPoint.after(step, p));
             }
         }
-        for (io.mongo2pc.CrashPoint.Step step : List.of(io.mongo2pc.CrashPoint.Step.COMMIT, io.mongo2pc.CrashPoint.Step.FINISH,
-                io.mongo2pc.CrashPoint.Step.BEGIN_CANCEL, io.mongo2pc.CrashPoint.Step.FINISH_CANCEL)) {
-            points.add(io.mongo2pc.CrashPoint.before(step, -1));
+        for (io.mongo2pc.spi.CrashPoint.Step step : List.of(io.mongo2pc.spi.CrashPoint.Step.COMMIT, io.mongo2pc.spi.CrashPoint.Step.FINISH,
+                io.mongo2pc.spi.CrashPoint.Step.BEGIN_CANCEL, io.mongo2pc.spi.CrashPoint.Step.FINISH_CANCEL)) {
+            points.add(io.mongo2pc.spi.CrashPoint.before(step, -1));
         }
-        points.add(io.mongo2pc.CrashPoint.after(io.mongo2pc.CrashPoint.Step.COMMIT, -1));
-        points.add(io.mongo2pc.CrashPoint.after(io.mongo2pc.CrashPoint.Step.BEGIN_CANCEL, -1));
+        points.add(io.mongo2pc.spi.CrashPoint.after(io.mongo2pc.spi.CrashPoint.Step.COMMIT, -1));
+        points.add(io.mongo2pc.spi.CrashPoint.after(io.mongo2pc.spi.CrashPoint.Step.BEGIN_CANCEL, -1));
         Random random = new Random(7);
         for (int n = 0; n < 80; n++) {
-            io.mongo2pc.CrashPoint crashAt = points.get(random.nextInt(points.size()));
+            io.mongo2pc.spi.CrashPoint crashAt = points.get(random.nextInt(points.size()));
             AtomicBoolean armed = new AtomicBoolean(true);
             TransactionManager owner = Bank.configure(TransactionManager.builder().target("default", mongo.client())
                     .database(mongo.database()).application("owner").crashHook((point, id) -> {
@@ -278,13 +279,13 @@ class ConcurrentQueueTest {
         // then: each stale transfer reported finished by exactly one recoverer, all terminal
         assertThat(finished.get()).as("transactions finished (each by exactly one recoverer)").isEqualTo(stale);
         Map<TransactionState, Long> after = setupManager.counts();
-        long written = setupManager.transactions().countDocuments();
+        long written = mongo.transactions(setupManager.settings().database()).countDocuments();
         assertThat(after.get(TransactionState.DONE) + after.get(TransactionState.CANCELED)).isEqualTo(written);
         Map<Object, Long> expected = new HashMap<>();
         for (int i = 0; i < 10; i++) {
             expected.put(account(i), OPENING);
         }
-        for (Document tx : setupManager.transactions().find()) {
+        for (Document tx : mongo.transactions(setupManager.settings().database()).find()) {
             assertThat(TransactionState.parse(tx.getString("state")).orElseThrow().isTerminal()).as(tx.toJson()).isTrue();
             if (tx.getString("state").equals("done")) {
                 expected.merge(tx.get("source"), -tx.getLong("value"), Long::sum);

@@ -3,17 +3,21 @@ package io.mongo2pc.bank;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -41,13 +45,6 @@ class CrashPointSweepTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
-    /** Thrown by the hook: the process "dies" here, abandoning the transaction as it is. */
-    static final class SimulatedCrash extends RuntimeException {
-        SimulatedCrash(CrashPoint point) {
-            super("simulated crash at " + point, null, false, false);
-        }
-    }
-
     /** A scenario: accounts A and B, and a transaction that either commits or cancels at B. */
     enum Scenario {
         /** A transfer of 100 from A to B: ends done. */
@@ -60,6 +57,13 @@ class CrashPointSweepTest {
     /** Separate clients for the second and third instances, as separate processes would have. */
     private static MongoClient secondClient;
     private static MongoClient thirdClient;
+
+    /** The server's clients end with the test class (a subclass runs on a server of its own). */
+    @AfterAll
+    static void forgetClients() {
+        secondClient = null;
+        thirdClient = null;
+    }
 
     static MongoClient second() {
         if (secondClient == null) {
@@ -146,12 +150,11 @@ class CrashPointSweepTest {
     }
 
     private TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return configure(Bank.configure(TransactionManager.builder().target("default", client).database(db)
-                .application(app).crashHook(hook).retryTimeout(Duration.ofSeconds(5)))).build();
+        return configure(Bank.configure(TestManagers.crashing(client, db, app, hook))).build();
     }
 
     /** The protocol's settings of every manager of the sweep (the two-round sweep overrides it). */
-    TransactionManager.Builder configure(TransactionManager.Builder builder) {
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
         return builder;
     }
 
@@ -185,7 +188,7 @@ class CrashPointSweepTest {
                 ids.add(id);
             }
             if (p.equals(point)) {
-                throw new SimulatedCrash(p);
+                throw new SimulatedCrash(p, id);
             }
         };
         assertThatThrownBy(() -> start(db, scenario, manager(db, "owner", mongo.client(), hook)))
@@ -196,7 +199,7 @@ class CrashPointSweepTest {
     private static CrashHook crashAt(CrashPoint point) {
         return (p, id) -> {
             if (p.equals(point)) {
-                throw new SimulatedCrash(p);
+                throw new SimulatedCrash(p, id);
             }
         };
     }

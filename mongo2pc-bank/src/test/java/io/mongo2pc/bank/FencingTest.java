@@ -1,11 +1,12 @@
 package io.mongo2pc.bank;
 
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,8 +43,7 @@ class FencingTest {
     }
 
     private TransactionManager manager(String application, CrashHook hook) {
-        return Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
-                .application(application).lease(LEASE).crashHook(hook)).build();
+        return Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application).lease(LEASE).crashHook(hook)).build();
     }
 
     /** Pauses the owner once at {@code point} past its lease, and runs {@code meanwhile} during the pause. */
@@ -70,7 +70,7 @@ class FencingTest {
     }
 
     private Document onlyTransaction() {
-        return other.transactions().find().first();
+        return mongo.transactions(other.settings().database()).find().first();
     }
 
     @Test
@@ -119,7 +119,7 @@ class FencingTest {
 
         // then
         assertThat(pruned).isEqualTo(1);
-        assertThat(other.transactions().countDocuments()).isZero();
+        assertThat(mongo.transactions(other.settings().database()).countDocuments()).isZero();
         assertThat(balance("A")).isEqualTo(900L);
     }
 

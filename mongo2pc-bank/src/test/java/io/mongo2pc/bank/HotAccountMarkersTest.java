@@ -4,7 +4,8 @@ import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
@@ -24,12 +25,13 @@ class HotAccountMarkersTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
-    @Test
-    void hotAccount_underConcurrentTransfers_keepsAtMostMaxMarkers_andNoneAfterwards() throws Exception {
+    @ParameterizedTest(name = "two-round commit: {0}")
+    @ValueSource(booleans = {false, true})
+    void hotAccount_underConcurrentTransfers_keepsAtMostMaxMarkers_andNoneAfterwards(boolean twoRound) throws Exception {
         String db = mongo.database();
         int maxMarkers = 4;
         TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(db).maxMarkers(maxMarkers).conflictTimeout(Duration.ofSeconds(10))).build();
+                .database(db).maxMarkers(maxMarkers).conflictTimeout(Duration.ofSeconds(10)).twoRoundCommit(twoRound)).build();
         Bank bank = new Bank(manager);
         bank.createAccount("HOT", 0L);
         for (int i = 0; i < 16; i++) {
@@ -72,5 +74,6 @@ class HotAccountMarkersTest {
         assertThat(mostSeen.get()).as("markers seen on the hot account").isLessThanOrEqualTo(maxMarkers).isGreaterThan(1);
         assertThat(bank.accounts().find(new Document("_id", "HOT")).first())
                 .containsEntry("balance", committed).containsEntry("pendingTransactions", List.of());
+        assertThat(bank.accounts().find(new Document("_id", "HOT")).first().keySet()).noneMatch(k -> k.startsWith("_m2pc"));
     }
 }

@@ -1,6 +1,6 @@
 package io.mongo2pc.bank;
 
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;

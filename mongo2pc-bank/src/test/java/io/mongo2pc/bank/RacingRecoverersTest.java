@@ -1,10 +1,11 @@
 package io.mongo2pc.bank;
 
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -83,7 +84,6 @@ class RacingRecoverersTest {
     }
 
     static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(db).application(app)
-                .crashHook(hook)).build();
+        return Bank.configure(TestManagers.builder(client, db, app).crashHook(hook)).build();
     }
 }

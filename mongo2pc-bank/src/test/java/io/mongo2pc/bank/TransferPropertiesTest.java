@@ -3,13 +3,14 @@ package io.mongo2pc.bank;
 import com.mongodb.ConnectionString;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.embedded.EmbeddedServer;
+import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -189,7 +190,7 @@ class TransferPropertiesTest {
             // then: everything terminal, balances = opening + the done transfers, nothing negative, no marker
             Map<String, Long> replay = new HashMap<>();
             ACCOUNTS.forEach(id -> replay.put(id, OPENING));
-            for (Document tx : recoverer.transactions().find()) {
+            for (Document tx : EmbeddedMongo.transactions(recoveryClient, recoverer.settings().database()).find()) {
                 TransactionState state = TransactionState.parse(tx.getString("state")).orElseThrow();
                 assertThat(state.isTerminal()).as("transaction %s terminal: %s", tx.get("_id"), tx.toJson()).isTrue();
                 if (state == TransactionState.DONE) {

@@ -1,9 +1,6 @@
 package io.mongo2pc.bank;
 
-import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
-import com.mongodb.client.model.ReturnDocument;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -36,50 +33,9 @@ class TutorialCoexistenceTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
-    /** The tutorial's worker, written as its "multiple applications" section says. */
-    static final class TutorialWorker {
-        private final MongoCollection<Document> accounts;
-        private final MongoCollection<Document> transactions;
-        private final String application;
-
-        TutorialWorker(MongoDatabase db, String application) {
-            this.accounts = db.getCollection("accounts");
-            this.transactions = db.getCollection("transactions");
-            this.application = application;
-        }
-
-        /** Claims and runs one transfer; empty when none is queued. */
-        Optional<Object> runOne() {
-            Document t = transactions.findOneAndUpdate(
-                    new Document("state", "initial").append("application", new Document("$exists", false)),
-                    new Document("$set", new Document("state", "pending").append("application", application))
-                            .append("$currentDate", new Document("lastModified", true)),
-                    new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER));
-            if (t == null) {
-                return Optional.empty();
-            }
-            Object id = t.get("_id");
-            Object value = t.get("value");
-            long v = ((Number) value).longValue();
-            accounts.updateOne(new Document("_id", t.get("source")).append("pendingTransactions", new Document("$ne", id)),
-                    new Document("$inc", new Document("balance", -v)).append("$push", new Document("pendingTransactions", id)));
-            accounts.updateOne(new Document("_id", t.get("destination")).append("pendingTransactions", new Document("$ne", id)),
-                    new Document("$inc", new Document("balance", v)).append("$push", new Document("pendingTransactions", id)));
-            transactions.updateOne(new Document("_id", id).append("state", "pending"),
-                    new Document("$set", new Document("state", "applied")).append("$currentDate", new Document("lastModified", true)));
-            accounts.updateOne(new Document("_id", t.get("source")).append("pendingTransactions", id),
-                    new Document("$pull", new Document("pendingTransactions", id)));
-            accounts.updateOne(new Document("_id", t.get("destination")).append("pendingTransactions", id),
-                    new Document("$pull", new Document("pendingTransactions", id)));
-            transactions.updateOne(new Document("_id", id).append("state", "applied"),
-                    new Document("$set", new Document("state", "done")).append("$currentDate", new Document("lastModified", true)));
-            return Optional.of(id);
-        }
-    }
-
     @Test
     void tutorialWorkersAndMongo2pcWorkers_drainOneQueue_eachTransferAppliedExactlyOnce() throws Exception {
-        // given: 10 accounts rich enough that the tutorial worker (which checks no funds) never overdraws
+        // given: 10 accounts rich enough that no debit is ever refused
         TransactionManager requester = Bank.configure(TransactionManager.builder().target("default", mongo.client())
                 .database(mongo.database()).application("requester")).build();
         Bank bank = new Bank(requester);
@@ -105,10 +61,12 @@ class TutorialCoexistenceTest {
                 Bank.configure(TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
                         .application("m2pc-two")).build());
         for (int t = 0; t < 3; t++) {
-            TutorialWorker tutorial = new TutorialWorker(mongo.newClient().getDatabase(mongo.database()), "tutorial-app");
+            MongoDatabase tutorialDb = mongo.newClient().getDatabase(mongo.database());
+            TutorialClient tutorial = new TutorialClient(tutorialDb.getCollection("accounts"), tutorialDb.getCollection("transactions"),
+                    "tutorial-app");
             futures.add(pool.submit(() -> {
                 try {
-                    for (Optional<Object> id = tutorial.runOne(); id.isPresent(); id = tutorial.runOne()) {
+                    for (Optional<Object> id = tutorial.claimAndRun(); id.isPresent(); id = tutorial.claimAndRun()) {
                         runs.computeIfAbsent(id.get(), k -> new CopyOnWriteArrayList<>()).add("tutorial-app:done");
                     }
                 } catch (Throwable e) {
@@ -144,7 +102,7 @@ class TutorialCoexistenceTest {
         for (int i = 0; i < 10; i++) {
             expected.put("acc" + i, 10_000L);
         }
-        for (Document tx : requester.transactions().find()) {
+        for (Document tx : mongo.transactions(requester.settings().database()).find()) {
             assertThat(tx.getString("state")).isEqualTo("done");
             assertThat(runs.get(tx.get("_id")).get(0)).startsWith(tx.getString("application") + ":");
             expected.merge(tx.get("source"), -tx.getLong("value"), Long::sum);

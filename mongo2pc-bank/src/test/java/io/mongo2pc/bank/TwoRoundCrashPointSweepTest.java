@@ -1,10 +1,12 @@
 package io.mongo2pc.bank;
 
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -31,11 +33,11 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
     private static final Duration SKEW = Duration.ofMillis(200);
 
     @Override
-    TransactionManager.Builder configure(TransactionManager.Builder builder) {
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
         return builder.twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW);
     }
 
-    /** Prepares without a transaction document are resolved once the server's clock is past their deadline plus the skew. */
+    /** Prepares without a transaction document are resolved once the server's clock is past their deadline plus the skew: waits for that. */
     @Override
     void afterCrash(String db) {
         Instant latest = null;
@@ -45,7 +47,9 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
                 continue;
             }
             for (Document doc : mongo.client().getDatabase(db).getCollection(collection).find()) {
-                for (String key : doc.keySet()) {
+                boolean orphan = doc.getList("pendingTransactions", Object.class, List.of()).stream().anyMatch(marker ->
+                        mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", marker)).first() == null);
+                for (String key : orphan ? doc.keySet() : List.<String>of()) {
                     if (key.startsWith("_m2pc_") && doc.get(key) instanceof Document entry) {
                         Instant until = entry.getDate("until").toInstant();
                         latest = latest == null || until.isAfter(latest) ? until : latest;
@@ -75,7 +79,7 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
                     ids.add(id);
                 }
                 if (p.equals(point)) {
-                    throw new SimulatedCrash(p);
+                    throw new SimulatedCrash(p, id);
                 }
             };
             TransactionManager owner = configure(Bank.configure(TransactionManager.builder().target("default", mongo.client())

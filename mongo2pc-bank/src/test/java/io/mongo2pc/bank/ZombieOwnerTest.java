@@ -1,15 +1,18 @@
 package io.mongo2pc.bank;
 
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -48,7 +51,7 @@ class ZombieOwnerTest {
         int rounds = 0;
         for (Takeover takeover : Takeover.values()) {
             for (CrashPoint point : pointsOfACleanTransfer()) {
-                if (point.step() == CrashPoint.Step.INSERT && point.phase() == CrashPoint.Phase.BEFORE) {
+                if (beforeTheDocument(point)) {
                     continue; // nothing exists yet: the transfer simply starts when resumed
                 }
                 pauseAt(point, takeover);
@@ -56,6 +59,16 @@ class ZombieOwnerTest {
             }
         }
         assertThat(rounds).isGreaterThan(20);
+    }
+
+    /** True for the points at which the transaction document does not exist yet. */
+    boolean beforeTheDocument(CrashPoint point) {
+        return point.step() == CrashPoint.Step.INSERT && point.phase() == CrashPoint.Phase.BEFORE;
+    }
+
+    /** The protocol's settings of every manager (the two-round test overrides it). */
+    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
+        return builder;
     }
 
     private void pauseAt(CrashPoint point, Takeover takeover) throws Exception {
@@ -107,6 +120,9 @@ class ZombieOwnerTest {
         TransactionState state = TransactionState.parse(after.getString("state")).orElseThrow();
         assertThat(balances(db)).as(what + ": atomic").isEqualTo(state == TransactionState.DONE ? List.of(900L, 1100L) : List.of(1000L, 1000L));
         assertThat(new Invariants(mongo.client(), db).expectTotal(db, 2000L).violations()).as(what).isEmpty();
+        for (Document account : mongo.client().getDatabase(db).getCollection("accounts").find()) {
+            assertThat(account.keySet()).as(what + ": entries left on " + account.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+        }
         mongo.client().getDatabase(db).drop();
     }
 
@@ -149,10 +165,15 @@ class ZombieOwnerTest {
         return db;
     }
 
-    private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, Duration lease) {
-        return Bank.configure(TransactionManager.builder().target("default", client).database(db)
-                .application(app).crashHook(hook).lease(lease).maxClockSkew(Duration.ofMillis(50))
-                .retryTimeout(Duration.ofSeconds(5))).build();
+    private TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, Duration lease) {
+        return configure(Bank.configure(TestManagers.crashing(client, db, app, hook).lease(lease)
+                .maxClockSkew(Duration.ofMillis(50)))).build();
+    }
+
+    /** The server's clients end with the test class (a subclass runs on a server of its own). */
+    @AfterAll
+    static void forgetClients() {
+        otherClient = null;
     }
 
     private static MongoClient other() {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.bank.Amounts;
 import io.mongo2pc.bank.Bank;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -28,21 +29,19 @@ final class AccountsCommand implements Runnable {
     }
 
     @Command(name = "create", mixinStandardHelpOptions = true,
-            description = "Creates account ID with BALANCE (an integer of minor units, or a decimal such as 12.50). Exit 2 if it exists.")
+        footer = "--json prints {\"id\",\"balance\"}",
+            description = {"Creates account ID with BALANCE: an integer of minor units (1000), or a decimal such as 12.50.",
+                    "The balance's decimal places are the account's scale: amounts with more are refused.",
+                    "Exit 0 created; 2 bad input or ID exists."})
     static final class Create extends BaseCommand {
         @Parameters(index = "0", paramLabel = "ID", description = "account id (a string)")
         String id;
 
-        @Parameters(index = "1", paramLabel = "BALANCE", description = "opening balance, zero or more")
+        @Parameters(index = "1", paramLabel = "BALANCE", description = "opening balance, zero or more; 10.00 makes an account of 2 decimal places")
         String balance;
 
-        @Option(names = "--json", description = "print one JSON object")
-        boolean json;
-
-        @Override
-        boolean json() {
-            return json;
-        }
+        @Mixin
+        JsonOption json;
 
         @Override
         int run() {
@@ -50,7 +49,7 @@ final class AccountsCommand implements Runnable {
             try (Session session = open()) {
                 session.bank().createAccount(id, amount);
             }
-            if (json) {
+            if (json()) {
                 ObjectNode node = Json.object();
                 node.put("id", id);
                 node.set("balance", Json.value(amount));
@@ -63,15 +62,11 @@ final class AccountsCommand implements Runnable {
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true,
+        footer = "--json prints {\"accounts\":[{\"id\",\"balance\",\"pending\"}],\"total\"}",
             description = "Lists accounts with their balance and number of pending transactions (markers).")
     static final class ListAccounts extends BaseCommand {
-        @Option(names = "--json", description = "print {\"accounts\":[{\"id\",\"balance\",\"pending\"}],\"total\":N}")
-        boolean json;
-
-        @Override
-        boolean json() {
-            return json;
-        }
+        @Mixin
+        JsonOption json;
 
         @Override
         int run() {
@@ -80,7 +75,7 @@ final class AccountsCommand implements Runnable {
                 accounts = session.bank().list();
             }
             BigDecimal total = Bank.total(accounts);
-            if (json) {
+            if (json()) {
                 ObjectNode node = Json.object();
                 ArrayNode list = node.putArray("accounts");
                 for (Bank.Account a : accounts) {

@@ -22,8 +22,13 @@ abstract class BaseCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** True when the command was asked for one JSON object on stdout. */
+    /** True when the command was asked for one JSON object on stdout (its {@link JsonOption}). */
     boolean json() {
+        for (CommandSpec mixin : spec.mixins().values()) {
+            if (mixin.userObject() instanceof JsonOption option) {
+                return option.enabled;
+            }
+        }
         return false;
     }
 
@@ -51,12 +56,12 @@ abstract class BaseCommand implements Callable<Integer> {
             if (System.getenv("MONGO2PC_DEBUG") != null) {
                 e.printStackTrace(err());
             }
-            return fail(ExitCodes.NOT_OK, "unexpected error: " + e.getClass().getSimpleName() + ": "
-                    + Connection.rootMessage(e));
+            return fail(ExitCodes.NOT_OK, "unexpected error: " + Connection.rootMessage(e));
         }
     }
 
-    int fail(int exitCode, String message) {
+    int fail(int exitCode, String said) {
+        String message = Words.plain(said);
         err().println("mongo2pc " + commandName() + ": " + message);
         err().flush();
         if (json()) {

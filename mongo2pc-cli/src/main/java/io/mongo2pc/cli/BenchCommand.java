@@ -4,10 +4,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
+import io.mongo2pc.bank.TutorialClient;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import org.bson.Document;
@@ -32,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * {@code bench}: a closed-economy load (YCSB+T): random transfers between random accounts, whose
  * total must not change. Modes: {@code library} (mongo2pc transfers), {@code tutorial} (the
- * tutorial's eight writes by hand, {@link TutorialTransfer}) and {@code raw} (one update by _id
+ * tutorial's eight writes by hand, {@link TutorialClient}) and {@code raw} (one update by _id
  * per operation: the ceiling). Creates its own accounts and refuses a database that holds some.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
@@ -67,9 +71,13 @@ final class BenchCommand extends BaseCommand {
     Finish finish = Finish.inline;
 
     @Option(names = "--combined-requests", paramLabel = "N", description = {"library mode: the most combined write requests out at once per",
-            "collection (TransactionManager.Builder.combinedRequestsInFlight; default: the library's, "
-                    + TransactionManager.Builder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
+            "collection (TransactionManagerBuilder.combinedRequestsInFlight; default: the library's, "
+                    + TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
     Integer combinedRequests;
+
+    @Option(names = "--two-round", description = {"library mode: transfers by the two-round commit (TransactionManagerBuilder.twoRoundCommit:",
+            "the transaction document and both prepares at once, then the commit; credits after the commit point)"})
+    boolean twoRound;
 
     @Option(names = "--warmup", paramLabel = "D", converter = DurationConverter.class,
             description = "load run first and not measured, with --duration (default 3s; 0 for none)")
@@ -82,7 +90,7 @@ final class BenchCommand extends BaseCommand {
     Path plot;
 
     @Option(names = "--json", description = {"print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\",",
-            "\"rttMs\",\"p50RoundTrips\"}: rttMs is the median round trip of a ping right after the run, p50RoundTrips p50Ms in those"})
+            "\"rttMs\",\"p50RoundTrips\",\"twoRound\"}: rttMs is the median round trip of a ping right after the run, p50RoundTrips p50Ms in those"})
     boolean json;
 
     @Override
@@ -100,6 +108,9 @@ final class BenchCommand extends BaseCommand {
         }
         if (finish == Finish.background && mode != Mode.library) {
             throw CliException.badInput("--finish background applies to --mode library only");
+        }
+        if (twoRound && mode != Mode.library) {
+            throw CliException.badInput("--two-round applies to --mode library only");
         }
         if (combinedRequests != null && mode != Mode.library) {
             throw CliException.badInput("--combined-requests applies to --mode library only");
@@ -124,8 +135,8 @@ final class BenchCommand extends BaseCommand {
             }
         }
         try (Session session = open();
-             TransactionManager own = finish == Finish.background || combinedRequests != null
-                     ? session.newBenchManager(finish == Finish.background, combinedRequests) : null) {
+             TransactionManager own = finish == Finish.background || combinedRequests != null || twoRound
+                     ? session.newBenchManager(finish == Finish.background, combinedRequests, twoRound) : null) {
             Bank bank = own == null ? session.bank() : new Bank(own);
             MongoCollection<Document> accountsColl = bank.accounts();
             if (accountsColl.countDocuments() > 0) {
@@ -135,8 +146,11 @@ final class BenchCommand extends BaseCommand {
             createAccounts(accountsColl);
             err().flush();
             long initialTotal = OPENING * accounts;
-            MongoCollection<Document> transactionsColl = session.manager().transactions();
-            TutorialTransfer tutorial = new TutorialTransfer(accountsColl, transactionsColl);
+            TransactionManagerSettings settings = session.manager().settings();
+            MongoCollection<Document> transactionsColl = settings.target(DocumentRef.DEFAULT_TARGET)
+                    .getDatabase(settings.database()).getCollection(settings.transactionsCollection())
+                    .withWriteConcern(settings.writeConcern()).withReadConcern(settings.readConcern());
+            TutorialClient tutorial = new TutorialClient(accountsColl, transactionsColl, settings.application());
 
             Recorder latencies = new Recorder(3);
             AtomicLong committed = new AtomicLong();
@@ -255,11 +269,12 @@ final class BenchCommand extends BaseCommand {
                 node.put("anomaly", anomaly);
                 node.put("rttMs", round(rttMs));
                 node.put("p50RoundTrips", round(RoundTrip.in(p50, rttMs)));
+                node.put("twoRound", twoRound);
                 printJson(node);
             } else {
                 say(String.format("%s: %d threads, %d accounts: %d committed, %d canceled in %.1fs = %.0f tps;"
                                 + " latency p50 %.2f ms (%.1f round trips of %.3f ms), p99 %.2f ms; anomaly %s (total %s, expected %d)",
-                        mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, RoundTrip.in(p50, rttMs), rttMs,
+                        twoRound ? mode + " (two-round commit)" : mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, RoundTrip.in(p50, rttMs), rttMs,
                         p99, anomaly, finalTotal.toPlainString(), initialTotal));
             }
             return ExitCodes.OK;

@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.CancelResult;
 import org.bson.Document;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code cancel TXID}: cancels a transaction that has not reached its commit point. */
 @Command(name = "cancel", mixinStandardHelpOptions = true,
+        footer = "--json prints {\"id\",\"state\",\"reason\",\"code\",\"alreadyCanceled\"}",
         description = {"Cancels transaction TXID: a queued one at once, a pending one once its owner's lease has expired.",
                 "Exit 0 canceled; 2 unknown id; 3 cannot cancel (past its commit point, or owned by a live owner)."})
 final class CancelCommand extends BaseCommand {
@@ -19,13 +21,8 @@ final class CancelCommand extends BaseCommand {
             description = "stored as the transaction's reason")
     String reason;
 
-    @Option(names = "--json", description = "print {\"id\",\"state\",\"reason\",\"code\",\"alreadyCanceled\"}")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -43,13 +40,18 @@ final class CancelCommand extends BaseCommand {
         }
         Object printable = TransactionIds.printable(result.id());
         boolean before = result.kind() == CancelResult.Kind.ALREADY_CANCELED;
-        if (json) {
-            ObjectNode node = Json.outcome(printable, result.state(), result.reason(), result.reasonCode());
-            node.put("alreadyCanceled", before);
-            printJson(node);
+        if (json()) {
+            printJson(json(result));
         } else {
             say("transaction " + printable + (before ? " was already canceled: " : " canceled: ") + result.reason());
         }
         return ExitCodes.OK;
+    }
+
+    /** {@code {"id","state","reason","code","alreadyCanceled"}} of a cancel that canceled (now or before). */
+    static ObjectNode json(CancelResult result) {
+        ObjectNode node = Json.outcome(TransactionIds.printable(result.id()), result.state(), result.reason(), result.reasonCode());
+        node.put("alreadyCanceled", result.kind() == CancelResult.Kind.ALREADY_CANCELED);
+        return node;
     }
 }

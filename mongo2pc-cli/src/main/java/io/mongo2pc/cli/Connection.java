@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -35,6 +36,8 @@ final class Connection implements AutoCloseable {
     private final EmbeddedServer server;
     private final String uri;
     private final String description;
+    /** The server.uri this connection wrote for other commands, deleted on close; or null. */
+    private Path served;
 
     private Connection(MongoClient client, EmbeddedServer server, String uri, String description) {
         this.client = client;
@@ -44,6 +47,16 @@ final class Connection implements AutoCloseable {
     }
 
     static Connection open(String uri) {
+        return open(uri, false);
+    }
+
+    /**
+     * {@link #open(String)}; with {@code serveOthers}, an embedded server this command starts is
+     * also served to the other commands on the same folder (its URI in {@code server.uri}, as
+     * {@code serve} does) for as long as the connection is open: a long-running command such as
+     * {@code worker} must not lock the folder against {@code submit} or {@code status}.
+     */
+    static Connection open(String uri, boolean serveOthers) {
         if (uri != null) {
             return new Connection(connect(uri, SERVER_SELECTION_SECONDS), null, uri, uri);
         }
@@ -71,11 +84,39 @@ final class Connection implements AutoCloseable {
             throw new CliException(ExitCodes.NOT_OK, "cannot start the embedded server on ./" + dataDir + ": " + why, e);
         }
         try {
-            return new Connection(connect(server.uri(), SERVER_SELECTION_SECONDS), server, server.uri(),
-                    "embedded server on ./" + dataDir);
+            Connection connection = new Connection(connect(server.uri(), SERVER_SELECTION_SECONDS), server, server.uri(),
+                    "embedded server on ./" + dataDir + (serveOthers ? ", served at " + server.uri()
+                            + " to other commands in this folder" : ""));
+            if (serveOthers) {
+                connection.served = dataDir.resolve(URI_FILE);
+                writeUriFile(connection.served, server.uri());
+            }
+            return connection;
         } catch (RuntimeException e) {
             server.close();
             throw e;
+        }
+    }
+
+    /** Writes {@code uri} to {@code file} at once (a reader sees the old file or the whole new one). */
+    static void writeUriFile(Path file, String uri) {
+        try {
+            Path tmp = file.resolveSibling(URI_FILE + ".tmp");
+            Files.writeString(tmp, uri + System.lineSeparator(), StandardCharsets.UTF_8);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new CliException(ExitCodes.NOT_OK, "cannot write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    static void deleteQuietly(Path file) {
+        if (file == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // a stale server.uri is detected by the next command (its server does not answer)
         }
     }
 
@@ -119,7 +160,7 @@ final class Connection implements AutoCloseable {
 
     /** The useful part of a driver error: for a server selection timeout, what the last connection attempt said. */
     private static String why(MongoException e) {
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        String message = e.getMessage() == null ? "no answer" : e.getMessage();
         Matcher m = Pattern.compile("caused by \\{([^}]*)\\}").matcher(message);
         String cause = null;
         while (m.find()) {
@@ -132,7 +173,7 @@ final class Connection implements AutoCloseable {
             }
         }
         if (e instanceof MongoTimeoutException) {
-            return "no server answered" + (cause == null ? "" : " (" + cause.trim() + ")");
+            return "no server answered" + (cause == null ? "" : " (" + Words.plain(cause.trim()) + ")");
         }
         return firstLine(message);
     }
@@ -163,7 +204,7 @@ final class Connection implements AutoCloseable {
                 sb.append(t.getMessage());
             }
         }
-        return sb.length() == 0 ? e.getClass().getSimpleName() : firstLine(sb.toString());
+        return sb.length() == 0 ? "no details" : firstLine(sb.toString());
     }
 
     MongoClient client() {
@@ -185,6 +226,7 @@ final class Connection implements AutoCloseable {
 
     @Override
     public void close() {
+        deleteQuietly(served); // first: no command may join a server that is about to stop
         try {
             client.close();
         } finally {

@@ -1,10 +1,9 @@
 package io.mongo2pc.cli;
 
-import com.mongodb.client.model.Filters;
-import com.mongodb.client.model.Projections;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManager;
@@ -51,16 +50,6 @@ final class DemoCommand extends BaseCommand {
     @Option(names = "--workers", paramLabel = "W", defaultValue = "3", description = "concurrent workers (default: ${DEFAULT-VALUE})")
     int workers;
 
-    /** What the demo throws from its crash hook: the process "dies" between two protocol writes. */
-    static final class SimulatedCrash extends RuntimeException {
-        private final transient Object transactionId;
-
-        SimulatedCrash(CrashPoint point, Object transactionId) {
-            super("simulated crash at " + point + " of transaction " + transactionId, null, false, false);
-            this.transactionId = transactionId;
-        }
-    }
-
     private record Crash(CrashPoint point, String story, String source, String destination, long amount) { }
 
     @Override
@@ -72,7 +61,7 @@ final class DemoCommand extends BaseCommand {
             throw CliException.badInput("--workers must be between 1 and 16, got " + workers);
         }
         long started = System.nanoTime();
-        try (Session session = Session.open(globals(), Map.of(), demoDatabase())) {
+        try (Session session = Session.open(globals(), Map.of(), demoDatabase(), true)) {
             // The demo's own database, emptied first: the user's data is never touched, and every
             // run starts from the same books however often it is run.
             session.connection().client().getDatabase(session.database()).drop();
@@ -136,7 +125,8 @@ final class DemoCommand extends BaseCommand {
                         counts[outcome.get().isDone() ? 0 : 1]++;
                     }
                 }, name);
-                t.setUncaughtExceptionHandler((th, e) -> err().println("demo: worker " + th.getName() + " failed: " + e));
+                t.setUncaughtExceptionHandler((th, e) -> err().println("demo: worker " + th.getName() + " failed: "
+                        + Words.plain(Connection.rootMessage(e))));
                 threads.add(t);
                 t.start();
             }
@@ -149,9 +139,8 @@ final class DemoCommand extends BaseCommand {
                         e.getValue()[0] + e.getValue()[1], e.getValue()[0], e.getValue()[1]));
             }
             Map<String, Long> byState = new LinkedHashMap<>();
-            for (Document tx : teller.transactions().find(Filters.in("_id", queued))
-                    .projection(Projections.include("state"))) {
-                byState.merge(String.valueOf(tx.get("state")), 1L, Long::sum);
+            for (Object id : queued) {
+                teller.inspect(id).ifPresent(tx -> byState.merge(String.valueOf(tx.document().get("state")), 1L, Long::sum));
             }
             say(String.format("the queue drained in %.2fs (%.0f transfers/s): %s", seconds, queued.size() / seconds, byState));
             if (byState.containsKey("canceled")) {
@@ -191,7 +180,7 @@ final class DemoCommand extends BaseCommand {
                     TransactionOutcome outcome = crashyBank.transfer(crash.source(), crash.destination(), crash.amount());
                     say("  (no crash: transfer " + printable(outcome.id()) + " " + outcome.state().stored() + ")");
                 } catch (SimulatedCrash e) {
-                    crashed.put(e.transactionId, crash);
+                    crashed.put(e.transactionId(), crash);
                     say("  CRASH at " + crash.point() + ": " + crash.story());
                 } finally {
                     armed.set(null);

@@ -3,8 +3,8 @@ package io.mongo2pc.cli;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionView;
 import org.bson.Document;
-import org.bson.json.JsonWriterSettings;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -12,18 +12,14 @@ import java.util.Optional;
 
 /** {@code inspect TXID}: the stored transaction document. */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
+        footer = "--json prints the stored transaction document in extended JSON (ids and dates typed)",
         description = {"Prints the stored transaction document TXID.", "Exit 0 found; 2 unknown id."})
 final class InspectCommand extends BaseCommand {
     @Parameters(index = "0", paramLabel = "TXID", description = "a 24-hex ObjectId, a string, or an integer")
     String id;
 
-    @Option(names = "--json", description = "print the document as one JSON object")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -32,10 +28,10 @@ final class InspectCommand extends BaseCommand {
             doc = find(session.manager(), id).orElseThrow(() -> CliException.badInput("no transaction with id " + id
                     + " in " + session.database() + "." + session.manager().settings().transactionsCollection()));
         }
-        if (json) {
-            printJson((com.fasterxml.jackson.databind.node.ObjectNode) Json.value(doc));
+        if (json()) {
+            printJson(Json.extendedNode(doc)); // ids and dates typed, as the human output shows them
         } else {
-            out().println(doc.toJson(JsonWriterSettings.builder().indent(true).build()));
+            out().println(Json.extended(doc, true));
             out().flush();
         }
         return ExitCodes.OK;

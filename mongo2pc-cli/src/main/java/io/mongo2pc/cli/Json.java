@@ -2,6 +2,7 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -13,6 +14,9 @@ import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import org.bson.BsonValue;
+import org.bson.Document;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
 import org.bson.types.Binary;
 import org.bson.types.Decimal128;
 import org.bson.types.ObjectId;
@@ -31,7 +35,10 @@ import java.util.UUID;
  */
 final class Json {
     static final ObjectMapper MAPPER = new ObjectMapper()
-            .configure(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN, true);
+            .configure(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN, true)
+            // documents read back from their extended JSON keep decimals exact, trailing zeros too
+            .configure(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS, true)
+            .setNodeFactory(JsonNodeFactory.withExactBigDecimals(true));
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private Json() { }
@@ -53,6 +60,33 @@ final class Json {
         node.put("reason", reason);
         node.put("code", code == null ? null : code.name());
         return node;
+    }
+
+    /**
+     * A stored document as MongoDB's relaxed extended JSON, its ids and dates typed
+     * ({@code {"$oid": ...}}, {@code {"$date": ...}}), but a Decimal128 as the plain decimal number
+     * the rest of the output shows ({@code 795.245}, not {@code {"$numberDecimal": "795.245"}}).
+     */
+    static String extended(Document doc, boolean indent) {
+        return doc.toJson(JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).indent(indent)
+                .decimal128Converter((value, writer) -> {
+                    if (Numbers.isFinite(value)) {
+                        writer.writeNumber(Numbers.exact(value).toPlainString());
+                    } else {
+                        writer.writeStartObject();
+                        writer.writeString("$numberDecimal", value.toString());
+                        writer.writeEndObject();
+                    }
+                }).build());
+    }
+
+    /** {@link #extended} as a JSON object node, for one object on stdout. */
+    static ObjectNode extendedNode(Document doc) {
+        try {
+            return (ObjectNode) MAPPER.readTree(extended(doc, false));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot read back the document's JSON: " + e.getOriginalMessage(), e);
+        }
     }
 
     static ArrayNode array() {

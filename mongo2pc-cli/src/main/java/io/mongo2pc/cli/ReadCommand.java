@@ -1,10 +1,10 @@
 package io.mongo2pc.cli;
 
 import io.mongo2pc.DocumentRef;
-import io.mongo2pc.internal.Validation;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -16,6 +16,7 @@ import java.util.Optional;
 
 /** {@code read [--committed] [--target T] DB COLL ID}: one document, plain or as of the last committed transaction. */
 @Command(name = "read", mixinStandardHelpOptions = true,
+        footer = "--json prints the document",
         description = {"Prints one document. With --committed, as of the last committed transaction: never data of a",
                 "transaction that is not committed or was canceled. Exit 0; 4 not found; 2 bad input."})
 final class ReadCommand extends BaseCommand {
@@ -34,13 +35,8 @@ final class ReadCommand extends BaseCommand {
     @Option(names = "--target", paramLabel = "T|T=URI", description = "the target to read from: default, or NAME=URI for another MongoDB")
     String target = DocumentRef.DEFAULT_TARGET;
 
-    @Option(names = "--json", description = "print the document as one JSON object")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -49,12 +45,12 @@ final class ReadCommand extends BaseCommand {
         if (target.contains("=")) {
             name = target.substring(0, target.indexOf('='));
             targets.put(name, target.substring(target.indexOf('=') + 1));
-        } else if (!target.equals(DocumentRef.DEFAULT_TARGET)) {
+        } else if (!target.equals(DocumentRef.DEFAULT_TARGET) && !globals().targets().containsKey(target)) {
             throw CliException.badInput("unknown target '" + target + "': give it as --target NAME=URI");
         }
-        String problem = Validation.databaseNameProblem(database);
+        String problem = DocumentRef.databaseNameProblem(database);
         if (problem == null && !collection.startsWith("system.")) { // a plain read of a system collection is allowed
-            problem = Validation.collectionNameProblem(collection);
+            problem = DocumentRef.collectionNameProblem(collection);
         }
         if (problem != null) {
             throw CliException.badInput("invalid database or collection name " + database + "." + collection + ": " + problem);
@@ -64,10 +60,10 @@ final class ReadCommand extends BaseCommand {
                 DocumentRef ref = new DocumentRef(name, database, collection, candidate);
                 Optional<Document> doc = committed ? session.manager().readCommitted(ref) : session.manager().read(ref);
                 if (doc.isPresent()) {
-                    if (json) {
+                    if (json()) {
                         printJson((com.fasterxml.jackson.databind.node.ObjectNode) Json.value(doc.get()));
                     } else {
-                        say(doc.get().toJson());
+                        say(Json.extended(doc.get(), false)); // a Decimal128 as --json shows it
                     }
                     return ExitCodes.OK;
                 }

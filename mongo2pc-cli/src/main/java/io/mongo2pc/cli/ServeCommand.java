@@ -5,12 +5,8 @@ import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
 import java.net.BindException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
@@ -42,6 +38,10 @@ final class ServeCommand extends BaseCommand {
 
     @Override
     int run() throws InterruptedException {
+        if (globals().uri() != null) {
+            throw CliException.badInput("serve runs a server and takes no --uri (that names a server to connect to); "
+                    + "use --port and --data");
+        }
         if (port < 0 || port > 65535) {
             throw CliException.badInput("--port must be between 0 and 65535, got " + port);
         }
@@ -69,13 +69,13 @@ final class ServeCommand extends BaseCommand {
         CountDownLatch stop = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             // Killed without our signal handler (e.g. inside a test harness): still clean up.
-            deleteQuietly(uriFile);
+            Connection.deleteQuietly(uriFile);
             server.close();
         }, "mongo2pc-serve-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             if (uriFile != null) {
-                writeUriFile(uriFile, server.uri());
+                Connection.writeUriFile(uriFile, server.uri());
             }
             Signals.onStop(stop::countDown);
             out().println("mongo2pc server listening on " + server.uri() + " ("
@@ -87,7 +87,7 @@ final class ServeCommand extends BaseCommand {
             out().println("mongo2pc server on " + server.uri() + " stopping");
             out().flush();
         } finally {
-            deleteQuietly(uriFile);
+            Connection.deleteQuietly(uriFile);
             server.close();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -100,26 +100,5 @@ final class ServeCommand extends BaseCommand {
 
     private static String latencyText(Duration d) {
         return d.toNanos() % 1_000_000 == 0 ? DurationConverter.format(d) : d.toNanos() / 1e6 + "ms";
-    }
-
-    private static void writeUriFile(Path file, String uri) {
-        try {
-            Path tmp = file.resolveSibling(Connection.URI_FILE + ".tmp");
-            Files.writeString(tmp, uri + System.lineSeparator(), StandardCharsets.UTF_8);
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.NOT_OK, "cannot write " + file + ": " + e.getMessage(), e);
-        }
-    }
-
-    private static void deleteQuietly(Path file) {
-        if (file == null) {
-            return;
-        }
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException ignored) {
-            // a stale server.uri is detected by the next command (its server does not answer)
-        }
     }
 }

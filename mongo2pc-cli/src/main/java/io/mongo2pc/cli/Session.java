@@ -1,9 +1,10 @@
 package io.mongo2pc.cli;
 
 import com.mongodb.client.MongoClient;
-import io.mongo2pc.CrashHook;
+import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.bank.Bank;
 
 import java.time.Duration;
@@ -42,6 +43,13 @@ final class Session implements AutoCloseable {
 
     /** A session on {@code database} instead of {@code --db}'s (the demo's own database). */
     static Session open(Main globals, Map<String, String> targets, String database) {
+        return open(globals, targets, database, false);
+    }
+
+    /** With {@code serveOthers}, an embedded server started here is served to other commands too ({@link Connection}). */
+    static Session open(Main globals, Map<String, String> commandTargets, String database, boolean serveOthers) {
+        Map<String, String> targets = new java.util.LinkedHashMap<>(globals.targets()); // --target before the command
+        targets.putAll(commandTargets);
         // Check the settings before connecting, so bad input fails fast with exit 2.
         newBuilder(null, database, globals.application(), globals.lease());
         for (String name : targets.keySet()) {
@@ -49,10 +57,10 @@ final class Session implements AutoCloseable {
                 throw CliException.badInput("invalid target name '" + name + "' (the default target is --uri)");
             }
         }
-        Connection connection = Connection.open(globals.uri());
+        Connection connection = Connection.open(globals.uri(), serveOthers);
         List<MongoClient> extra = new ArrayList<>();
         try {
-            TransactionManager.Builder builder = newBuilder(connection, database, globals.application(), globals.lease());
+            TransactionManagerBuilder builder = newBuilder(connection, database, globals.application(), globals.lease());
             for (Map.Entry<String, String> target : targets.entrySet()) {
                 MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS);
                 extra.add(client);
@@ -66,9 +74,12 @@ final class Session implements AutoCloseable {
         }
     }
 
-    private static TransactionManager.Builder newBuilder(Connection connection, String database, String application,
+    private static TransactionManagerBuilder newBuilder(Connection connection, String database, String application,
                                                         Duration lease) {
-        TransactionManager.Builder builder = TransactionManager.builder();
+        TransactionManagerBuilder builder = TransactionManager.builder();
+        if (lease.isZero()) {
+            throw CliException.badInput("--lease must be more than 0, e.g. 30s: it is how long an owner may stay silent");
+        }
         try {
             builder.database(database).application(application).lease(lease);
         } catch (IllegalArgumentException e) {
@@ -87,16 +98,16 @@ final class Session implements AutoCloseable {
 
     /** Another manager on the same connection and database that finishes committed transactions in the background. */
     TransactionManager newBackgroundManager() {
-        return newBenchManager(true, null);
+        return newBenchManager(true, null, false);
     }
 
     /**
      * Another manager on the same connection and database, finishing in the background or not,
-     * with {@code combinedRequestsInFlight} (null: the library's default).
+     * with {@code combinedRequestsInFlight} (null: the library's default), by the two-round commit or not.
      */
-    TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight) {
-        TransactionManager.Builder builder = newBuilder(connection, database, manager.settings().application(),
-                manager.settings().lease()).finishInBackground(finishInBackground);
+    TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, boolean twoRoundCommit) {
+        TransactionManagerBuilder builder = newBuilder(connection, database, manager.settings().application(),
+                manager.settings().lease()).finishInBackground(finishInBackground).twoRoundCommit(twoRoundCommit);
         if (combinedRequestsInFlight != null) {
             builder.combinedRequestsInFlight(combinedRequestsInFlight);
         }

@@ -8,19 +8,15 @@ import picocli.CommandLine.Option;
 
 /** {@code submit SRC DST AMOUNT}: queues a transfer as the tutorial's {@code initial} transaction. */
 @Command(name = "submit", mixinStandardHelpOptions = true,
+        footer = "--json prints {\"id\",\"state\"}",
         description = {"Queues a transfer as an 'initial' transaction for `mongo2pc worker` and prints its id.",
                 "Exit 0 queued; 2 bad input."})
 final class SubmitCommand extends BaseCommand {
     @Mixin
     TransferArgs args;
 
-    @Option(names = "--json", description = "print {\"id\",\"state\"}")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -29,7 +25,7 @@ final class SubmitCommand extends BaseCommand {
         try (Session session = open()) {
             id = TransactionIds.printable(session.bank().submit(args.source, args.destination, value));
         }
-        if (json) {
+        if (json()) {
             ObjectNode node = Json.object();
             node.set("id", Json.value(id));
             node.put("state", "initial");

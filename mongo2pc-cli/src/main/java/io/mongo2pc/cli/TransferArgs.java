@@ -10,6 +10,6 @@ final class TransferArgs {
     @Parameters(index = "1", paramLabel = "DST", description = "destination account id")
     String destination;
 
-    @Parameters(index = "2", paramLabel = "AMOUNT", description = "an integer of minor units, or a decimal such as 12.50")
+    @Parameters(index = "2", paramLabel = "AMOUNT", description = "an integer of minor units, or a decimal such as 12.50 (no more decimal places than the accounts' balances have)")
     String amount;
 }

@@ -9,19 +9,15 @@ import picocli.CommandLine.Option;
 
 /** {@code transfer SRC DST AMOUNT}: one transfer run to its end in this process. */
 @Command(name = "transfer", mixinStandardHelpOptions = true,
+        footer = "--json prints {\"id\",\"state\",\"reason\",\"code\",\"source\",\"destination\",\"value\"}",
         description = {"Moves AMOUNT from account SRC to account DST in one transaction and waits for its end.",
                 "Exit 0 done; 3 canceled (e.g. insufficient funds); 2 bad input."})
 final class TransferCommand extends BaseCommand {
     @Mixin
     TransferArgs args;
 
-    @Option(names = "--json", description = "print {\"id\",\"state\",\"reason\",\"source\",\"destination\",\"value\"}")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -31,7 +27,7 @@ final class TransferCommand extends BaseCommand {
             outcome = session.bank().transfer(args.source, args.destination, value);
         }
         Object id = TransactionIds.printable(outcome.id());
-        if (json) {
+        if (json()) {
             ObjectNode node = Json.outcome(id, outcome);
             node.put("source", args.source);
             node.put("destination", args.destination);

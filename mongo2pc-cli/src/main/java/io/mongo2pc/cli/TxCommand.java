@@ -7,9 +7,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionJson;
 import io.mongo2pc.TransactionOutcome;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -27,8 +27,28 @@ import java.util.Map;
 
 /** {@code tx FILE|-}: one generic transaction described in JSON, run to its end. */
 @Command(name = "tx", mixinStandardHelpOptions = true,
-        description = {"Runs one generic transaction described in JSON ({\"ops\": [...]}, from FILE or - for stdin) to its end.",
-                "Operations: insert (doc), update (update operators or a replacement; guard), delete (guard), inc (inc; guard).",
+        footer = {"--json prints {\"id\",\"state\",\"reason\",\"code\"}",
+                "",
+                "A transaction is {\"ops\": [OP, ...]}: its operations, all in effect or none. Every OP has",
+                "  \"op\"      insert, update, delete or inc",
+                "  \"db\"      the database, \"coll\" the collection",
+                "  \"target\"  the MongoDB: default (--uri), or NAME of --target NAME=URI (optional)",
+                "  \"id\"      the document's _id (an insert takes it from its doc)",
+                "  \"guard\"   a filter the document must match, or the transaction is canceled",
+                "            (optional; not for insert)",
+                "and by op:",
+                "  insert  \"doc\": the new document with its _id; canceled if the _id exists",
+                "    {\"op\": \"insert\", \"db\": \"shop\", \"coll\": \"payments\", \"doc\": {\"_id\": \"p1\", \"amount\": 30}}",
+                "  update  \"update\": update operators ($set, $inc, $unset, ...) or a whole new document",
+                "    {\"op\": \"update\", \"db\": \"shop\", \"coll\": \"orders\", \"id\": \"o1\",",
+                "     \"update\": {\"$set\": {\"state\": \"Paid\"}}, \"guard\": {\"state\": \"UnPaid\"}}",
+                "  delete  nothing more; the document is deleted when the transaction commits",
+                "    {\"op\": \"delete\", \"db\": \"shop\", \"coll\": \"carts\", \"id\": \"c9\"}",
+                "  inc     \"inc\": {FIELD: AMOUNT, ...}; many transactions may increment one document",
+                "    {\"op\": \"inc\", \"db\": \"bank\", \"coll\": \"accounts\", \"id\": \"A\",",
+                "     \"inc\": {\"balance\": -30}, \"guard\": {\"balance\": {\"$gte\": 30}}}",
+                "Strict JSON in UTF-8; MongoDB's extended JSON types are fine ({\"$numberDecimal\": \"1.5\"})."},
+        description = {"Runs one generic transaction described in JSON, from FILE or - for standard input, to its end.",
                 "Exit 0 done; 3 canceled (a guard, a missing document, an existing _id, a conflict); 2 bad input."})
 final class TxCommand extends BaseCommand {
     @Parameters(index = "0", paramLabel = "FILE|-", description = "the transaction's JSON file, or - to read standard input")
@@ -37,13 +57,8 @@ final class TxCommand extends BaseCommand {
     @Option(names = "--target", paramLabel = "NAME=URI", description = "another MongoDB reached by operations with \"target\": NAME (repeatable)")
     Map<String, String> targets = new LinkedHashMap<>();
 
-    @Option(names = "--json", description = "print {\"id\",\"state\",\"reason\"}")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     /** Strict JSON: one value, no trailing text, no duplicate keys, quoted names, no comments. */
     private static final ObjectMapper STRICT = JsonMapper.builder()
@@ -54,8 +69,15 @@ final class TxCommand extends BaseCommand {
     @Override
     int run() throws IOException {
         String text = read(file);
+        String source = file.equals("-") ? "standard input" : file;
+        if (text.isBlank()) {
+            throw CliException.badInput(source + " is empty: a transaction is {\"ops\": [...]} (see `mongo2pc tx --help`)");
+        }
         try {
-            STRICT.readTree(text);
+            if (!STRICT.readTree(text).isObject()) {
+                throw CliException.badInput(source + " is not a JSON object: a transaction is {\"ops\": [...]}"
+                        + " (see `mongo2pc tx --help`)");
+            }
         } catch (JsonProcessingException e) {
             // TransactionJson reads MongoDB's lenient extended JSON (last duplicate key wins, text
             // after the object ignored): a file that says two things must not run either of them
@@ -68,7 +90,7 @@ final class TxCommand extends BaseCommand {
             outcome = session.manager().run(operations);
         }
         Object id = TransactionIds.printable(outcome.id());
-        if (json) {
+        if (json()) {
             ObjectNode node = Json.outcome(id, outcome);
             printJson(node);
         } else {

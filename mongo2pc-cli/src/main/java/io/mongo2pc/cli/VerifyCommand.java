@@ -4,25 +4,22 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.bank.Bank;
 import org.bson.types.Decimal128;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.math.BigDecimal;
 
 /** {@code verify}: checks the books (total, no negative balance, no marker, nothing open). */
 @Command(name = "verify", mixinStandardHelpOptions = true,
+        footer = "--json prints {\"ok\",\"total\",\"accounts\",\"negative\",\"markers\",\"open\"}",
         description = {"Checks the books: the total of balances (with --expect-total), no negative balance, no marker left on an account, no open transaction.",
                 "Exit 0 ok; 1 not ok."})
 final class VerifyCommand extends BaseCommand {
     @Option(names = "--expect-total", paramLabel = "N", description = "the total the balances must add up to")
     String expectTotal;
 
-    @Option(names = "--json", description = "print {\"ok\",\"total\",\"accounts\",\"negative\",\"markers\",\"open\"}")
-    boolean json;
-
-    @Override
-    boolean json() {
-        return json;
-    }
+    @Mixin
+    JsonOption json;
 
     @Override
     int run() {
@@ -31,7 +28,7 @@ final class VerifyCommand extends BaseCommand {
         try (Session session = open()) {
             v = session.bank().verify(expected);
         }
-        if (json) {
+        if (json()) {
             ObjectNode node = Json.object();
             node.put("ok", v.ok());
             node.set("total", Json.value(v.total()));

@@ -47,7 +47,8 @@ final class WorkerCommand extends BaseCommand {
     Finish finish = Finish.inline;
 
     private final AtomicBoolean stop = new AtomicBoolean();
-    private volatile Duration leaseShown = Duration.ZERO;
+    /** What the last recovery pass had to leave because owners' leases run (null: nothing). */
+    private volatile Waiting waiting;
     private final AtomicLong done = new AtomicLong();
     private final AtomicLong canceled = new AtomicLong();
     private final AtomicLong rolledForward = new AtomicLong();
@@ -68,10 +69,9 @@ final class WorkerCommand extends BaseCommand {
         if (scanPeriod.isZero()) {
             throw CliException.badInput("--scan-period must be positive");
         }
-        try (Session session = open();
+        try (Session session = Session.open(globals(), java.util.Map.of(), globals().database(), true);
              TransactionManager background = finish == Finish.background ? session.newBackgroundManager() : null) {
             TransactionManager manager = background == null ? session.manager() : background;
-            leaseShown = manager.settings().lease();
             say(stamp() + " worker " + manager.settings().owner() + ": " + threads + " thread(s) on "
                     + session.connection().description() + ", database " + session.database() + ", lease "
                     + DurationConverter.format(manager.settings().lease()) + "; "
@@ -132,8 +132,8 @@ final class WorkerCommand extends BaseCommand {
                 lost.incrementAndGet();
             } catch (RuntimeException e) {
                 errors.incrementAndGet();
-                err().println(stamp() + " worker thread " + n + ": " + e.getClass().getSimpleName() + ": "
-                        + Connection.firstLine(e.getMessage()) + "; retrying in " + errorBackoff + "ms");
+                err().println(stamp() + " worker thread " + n + ": " + Words.plain(Connection.firstLine(e.getMessage()))
+                        + "; retrying in " + errorBackoff + "ms");
                 err().flush();
                 sleep(errorBackoff);
                 errorBackoff = Math.min(ERROR_BACKOFF_MAX_MS, errorBackoff * 2);
@@ -148,7 +148,10 @@ final class WorkerCommand extends BaseCommand {
         if (now - due < 0 || !nextScan.compareAndSet(due, now + scanPeriod.toNanos())) {
             return false;
         }
-        RecoveryReport report = manager.recover();
+        // Draining, the pass looks at every open transaction (Duration.ZERO): it still takes one over
+        // only once its owner's own lease has run out, and it learns when each one's does.
+        RecoveryReport report = drain ? manager.recover(Duration.ZERO) : manager.recover();
+        waiting = Waiting.of(manager, report.notStale());
         rolledForward.addAndGet(report.rolledForward());
         recoveredCanceled.addAndGet(report.canceled());
         if (report.finished() > 0) {
@@ -183,9 +186,8 @@ final class WorkerCommand extends BaseCommand {
         long open = lastOpen.get();
         return "done " + done.get() + ", canceled " + canceled.get() + ", recovered " + rolledForward.get()
                 + " rolled forward + " + recoveredCanceled.get() + " canceled, lost to others " + lost.get()
-                + ", errors " + errors.get() + (drain && open > 0 ? "; waiting for " + open
-                + " open transaction(s) (claimed by other processes, or stale until their lease of "
-                + DurationConverter.format(leaseShown) + " runs out)" : "");
+                + ", errors " + errors.get() + (drain && open > 0 ? "; waiting for " + open + " open transaction(s)"
+                + (waiting == null ? " (being run by other processes)" : ": " + waiting.describe()) : "");
     }
 
     private static String stamp() {

@@ -30,7 +30,7 @@ class BenchCommandTest {
             assertThat(r.exitCode()).as(r.toString()).isZero();
             // the contract's keys, in order, then the ones added since
             assertThat(r.keys()).containsExactly("mode", "threads", "committed", "canceled", "seconds", "tps", "p50Ms", "p99Ms", "anomaly",
-                    "rttMs", "p50RoundTrips");
+                    "rttMs", "p50RoundTrips", "twoRound");
             assertThat(r.json().get("mode").asText()).isEqualTo(mode);
             assertThat(r.json().get("committed").asLong() + r.json().get("canceled").asLong()).isEqualTo(200);
             assertThat(r.json().get("anomaly").asDouble()).isZero();
@@ -55,6 +55,27 @@ class BenchCommandTest {
         assertThat(mongo.client().getDatabase(db).getCollection("transactions").countDocuments(new Document("state", "done")))
                 .isEqualTo(committed);
         mongo.invariants().expectTotal(db, 20_000L);
+    }
+
+    @Test
+    void bench_twoRound_runsTheTransfersByTheTwoRoundCommit_andConservesMoney() {
+        String db = mongo.database() + "_two_round";
+        CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", db)
+                .run("bench", "--two-round", "--finish", "background", "--accounts", "20", "--threads", "4", "--transfers", "200", "--json");
+
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.json().get("twoRound").asBoolean()).isTrue();
+        assertThat(r.json().get("committed").asLong() + r.json().get("canceled").asLong()).isEqualTo(200);
+        assertThat(r.json().get("anomaly").asDouble()).isZero();
+        var transactions = mongo.client().getDatabase(db).getCollection("transactions");
+        assertThat(transactions.countDocuments(new Document("protocol", 2))).as("written by the two-round commit")
+                .isEqualTo(transactions.countDocuments()).isPositive();
+        mongo.invariants().expectTotal(db, 20_000L);
+
+        CliRunner.Result tutorial = new CliRunner("--uri", mongo.uri(), "--db", db + "_t")
+                .run("bench", "--two-round", "--mode", "tutorial", "--transfers", "10", "--json");
+        assertThat(tutorial.exitCode()).as(tutorial.toString()).isEqualTo(2);
+        assertThat(tutorial.json().get("error").asText()).contains("--two-round applies to --mode library only");
     }
 
     @Test

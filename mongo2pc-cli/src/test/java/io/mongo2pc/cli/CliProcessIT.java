@@ -102,6 +102,39 @@ class CliProcessIT {
     }
 
     @Test
+    void worker_withoutServe_servesItsDataFolder_soSubmitAndStatusThereWork() throws Exception {
+        // given: a worker on the embedded server, no `serve`
+        Running worker = start(dir, "worker");
+        Path uriFile = dir.resolve("mongo2pc-data").resolve(Connection.URI_FILE);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!java.nio.file.Files.exists(uriFile)) {
+            assertThat(worker.process().isAlive()).as(worker.output()).isTrue();
+            assertThat(System.nanoTime() - deadline).as("worker serves its folder within 60s").isNegative();
+            Thread.sleep(50);
+        }
+
+        // when: other commands in the same folder
+        assertThat(run("accounts", "create", "A", "100").exitCode()).isZero();
+        assertThat(run("accounts", "create", "B", "0").exitCode()).isZero();
+        Result submitted = run("submit", "A", "B", "10", "--json");
+        Result status = run("status", "--json");
+
+        // then: they joined the worker's server, and the worker ran the queued transfer
+        assertThat(submitted.exitCode()).as(submitted.toString()).isZero();
+        assertThat(status.exitCode()).as(status.toString()).isZero();
+        Result verify;
+        do {
+            assertThat(System.nanoTime() - deadline).as("the worker runs the transfer").isNegative();
+            Thread.sleep(100);
+            verify = run("verify", "--expect-total", "100", "--json");
+        } while (verify.exitCode() != 0);
+        ProcessHarness.signal("TERM", worker.process());
+        assertThat(worker.await(Duration.ofSeconds(30)).exitCode()).as(worker.output()).isZero();
+        assertThat(uriFile).doesNotExist();
+        assertThat(run("status").exitCode()).as("the folder is free again").isZero();
+    }
+
+    @Test
     void demo_inACleanDirectory_onTheEmbeddedServer_thenVerifyIsOk() throws Exception {
         Result demo = start(dir, "demo", "--transfers", "50").await(Duration.ofSeconds(60));
 

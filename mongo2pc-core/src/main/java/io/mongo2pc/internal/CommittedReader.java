@@ -129,7 +129,11 @@ final class CommittedReader {
                     }
                 }
             }
-            view.put(Fields.MARKERS, new ArrayList<>());
+            if (lock != null && Boolean.TRUE.equals(lock.get("noMarkers"))) {
+                view.remove(Fields.MARKERS); // the document had no marker array before it was taken
+            } else {
+                view.put(Fields.MARKERS, new ArrayList<>());
+            }
         }
         view.keySet().removeIf(EntryName::isEntry);
         // every number in the one type of its scale, at any depth; an id is not an amount: as stored

@@ -68,7 +68,7 @@ final class Entries {
     /** {@code amounts} negated, for an undo. */
     static Document negated(Document amounts) {
         Document negated = new Document();
-        amounts.forEach((field, amount) -> negated.append(field, Validation.negate((Number) amount)));
+        amounts.forEach((field, amount) -> negated.append(field, Numbers.negate((Number) amount)));
         return negated;
     }
 

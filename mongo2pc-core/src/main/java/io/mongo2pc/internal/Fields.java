@@ -22,9 +22,11 @@ public final class Fields {
     /** Indexes of insert operations whose request may still land late (see WritesInDoubt). */
     public static final String INSERTS_IN_DOUBT = "insertsInDoubt";
 
-    // On a participant taken by an exclusive operation: {tx, kind, c, undo, until, at}.
+    // On a participant taken by an exclusive operation: {tx, kind, c, undo, noMarkers, until, at}.
     public static final String LOCK = "_m2pc";
     public static final String LOCK_TX = LOCK + ".tx";
     public static final String LOCK_UNDO = LOCK + ".undo";
+    /** True when the taken document had no marker array before: its release and undo leave none. */
+    public static final String LOCK_NO_MARKERS = LOCK + ".noMarkers";
     public static final String TOKEN = "token";
 }

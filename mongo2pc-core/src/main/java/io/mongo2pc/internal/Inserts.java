@@ -35,7 +35,8 @@ final class Inserts {
         Document content = new Document(op.content());
         content.remove(Fields.ID);
         Document update = new Document("$set", new Document(Fields.LOCK_TX, txId).append(Fields.LOCK + ".kind", "insert")
-                .append(Fields.LOCK + ".c", coordinator).append(Fields.LOCK + ".until", Date.from(deadline)))
+                .append(Fields.LOCK + ".c", coordinator).append(Fields.LOCK + ".until", Date.from(deadline))
+                .append(Fields.LOCK_NO_MARKERS, true)) // a new document: its release leaves no marker array
                 .append("$currentDate", new Document(Fields.LOCK + ".at", true))
                 .append("$addToSet", new Document(Fields.MARKERS, txId));
         if (!content.isEmpty()) {

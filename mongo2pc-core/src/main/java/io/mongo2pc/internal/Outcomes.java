@@ -3,7 +3,6 @@ package io.mongo2pc.internal;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.OutcomeUnknownException;
-import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
@@ -11,7 +10,6 @@ import org.bson.Document;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Date;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
@@ -47,23 +45,7 @@ final class Outcomes {
     }
 
     private TransactionView view(Document doc) {
-        List<Operation> ops;
-        try {
-            ops = operationsOf.apply(doc);
-        } catch (RuntimeException e) {
-            ops = List.of(); // a format mongo2pc cannot read: the document says what it is
-        }
-        Object state = doc.get(Fields.STATE);
-        Long leaseMs = TransactionStore.leaseOf(doc);
-        Date modified = doc.get(Fields.LAST_MODIFIED) instanceof Date d ? d : null;
-        return new TransactionView(doc.get(Fields.ID), TransactionState.parse(state instanceof String s ? s : null).orElse(null),
-                text(doc, Fields.APPLICATION), text(doc, Fields.OWNER), TransactionStore.epochOf(doc),
-                leaseMs == null ? null : Duration.ofMillis(leaseMs), modified == null ? null : modified.toInstant(), ops,
-                text(doc, Fields.REASON), ReasonCode.parse(doc.get(Fields.CODE)).orElse(null), doc);
-    }
-
-    private static String text(Document doc, String field) {
-        return doc.get(field) instanceof String s ? s : null;
+        return StoredTransactions.view(doc, operationsOf);
     }
 
     /**

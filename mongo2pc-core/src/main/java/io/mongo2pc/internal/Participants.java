@@ -157,10 +157,13 @@ final class Participants {
                 .append(Fields.LOCK, new Document("$exists", false));
         take.putAll(op.guard());
         Document lock = new Document("tx", txId).append("kind", OperationCodec.kind(op)).append("c", coordinator);
-        Document before = coll.findOneAndUpdate(take,
-                new Document("$set", new Document(Fields.LOCK, lock)).append("$push", new Document(Fields.MARKERS, txId)),
-                new FindOneAndUpdateOptions().projection(Projections.exclude("__none"))
-                        .returnDocument(ReturnDocument.BEFORE));
+        // A document without a marker array is taken saying so, so that its release and undo
+        // leave none behind (the user's schema stays as it was); one with [] keeps it.
+        Document before = take(coll, new Document(take).append(Fields.MARKERS, new Document("$exists", false)),
+                new Document(lock).append("noMarkers", true), txId);
+        if (before == null) {
+            before = take(coll, take, lock, txId);
+        }
         if (before == null) {
             Result why = whyNotApplied(coll, op, txId, deadline);
             if (why.kind() != Kind.DONE) {
@@ -172,13 +175,21 @@ final class Participants {
                 return Result.DONE;
             }
             // This copy is from after the take: without our own marker it is the document as it was
-            // (the take required no markers), except that a missing marker array reads as empty.
-            before = withoutMarker(strip(before), txId);
+            // (the take required no markers; the lock says if there was no marker array at all).
+            before = Boolean.TRUE.equals(before.get(Fields.LOCK, Document.class).get("noMarkers"))
+                    ? withoutMarkers(strip(before)) : withoutMarker(strip(before), txId);
         }
         if (op instanceof Operation.Delete) {
             return Result.DONE; // the document stays, taken, until release deletes it
         }
         return applyUpdate(coll, (Operation.Update) op, txId, deadline, strip(before));
+    }
+
+    private static Document take(MongoCollection<Document> coll, Document filter, Document lock, Object txId) {
+        return coll.findOneAndUpdate(filter,
+                new Document("$set", new Document(Fields.LOCK, lock)).append("$push", new Document(Fields.MARKERS, txId)),
+                new FindOneAndUpdateOptions().projection(Projections.exclude("__none"))
+                        .returnDocument(ReturnDocument.BEFORE));
     }
 
     /**
@@ -190,6 +201,9 @@ final class Participants {
         Document filter = fenced(new Document(Fields.ID, id), deadline).append(Fields.LOCK_TX, txId)
                 .append(Fields.LOCK_UNDO, new Document("$exists", false));
         Document lock = new Document("tx", txId).append("kind", "update").append("c", coordinator).append("undo", beforeImage);
+        if (!beforeImage.containsKey(Fields.MARKERS)) {
+            lock.append("noMarkers", true);
+        }
         long matched;
         if (op.isReplacement()) {
             Document replacement = new Document(Fields.ID, id);
@@ -222,6 +236,11 @@ final class Participants {
         return copy;
     }
 
+    private static Document withoutMarkers(Document doc) {
+        doc.remove(Fields.MARKERS);
+        return doc;
+    }
+
     /** {@code doc} with {@code txId} taken out of its markers. */
     private static Document withoutMarker(Document doc, Object txId) {
         Object markers = doc.get(Fields.MARKERS);
@@ -239,7 +258,7 @@ final class Participants {
         if (op instanceof Operation.Increment inc) {
             Document negated = new Document();
             for (Map.Entry<String, Object> e : inc.increments().entrySet()) {
-                negated.append(e.getKey(), Validation.negate((Number) e.getValue()));
+                negated.append(e.getKey(), Numbers.negate((Number) e.getValue()));
             }
             return markerWrite(coll, op, txId, deadline,
                     new Document("$inc", negated).append("$pull", new Document(Fields.MARKERS, txId)));
@@ -260,7 +279,8 @@ final class Participants {
             restored.remove(Fields.LOCK);
             matched = coll.replaceOne(filter, restored).getMatchedCount();
         } else {
-            matched = coll.updateOne(filter, unlock(txId)).getMatchedCount();
+            matched = coll.updateOne(filter, unlock(txId, Boolean.TRUE.equals(taken.get(Fields.LOCK, Document.class)
+                    .get("noMarkers")))).getMatchedCount();
         }
         return matched == 1 ? Result.DONE : stillTaken(coll, id, txId);
     }
@@ -275,13 +295,20 @@ final class Participants {
         Document filter = fenced(new Document(Fields.ID, id), deadline).append(Fields.LOCK_TX, txId);
         long matched = op instanceof Operation.Delete
                 ? coll.deleteOne(filter).getDeletedCount()
-                : coll.updateOne(filter, unlock(txId)).getMatchedCount();
+                : coll.updateOne(new Document(filter).append(Fields.LOCK_NO_MARKERS, true), unlock(txId, true)).getMatchedCount();
+        if (matched == 0 && !(op instanceof Operation.Delete)) {
+            matched = coll.updateOne(filter, unlock(txId, false)).getMatchedCount(); // it had a marker array: keep it
+        }
         return matched == 1 ? Result.DONE : stillTaken(coll, id, txId);
     }
 
-    /** Removes the lock; an exclusive operation was the only transaction on the document, so no marker remains. */
-    private static Document unlock(Object txId) {
-        return new Document("$unset", new Document(Fields.LOCK, "")).append("$pull", new Document(Fields.MARKERS, txId));
+    /**
+     * Removes the lock; an exclusive operation was the only transaction on the document, so no
+     * marker remains: the marker array goes too when the document had none before it was taken.
+     */
+    private static Document unlock(Object txId, boolean noMarkers) {
+        return noMarkers ? new Document("$unset", new Document(Fields.LOCK, "").append(Fields.MARKERS, ""))
+                : new Document("$unset", new Document(Fields.LOCK, "")).append("$pull", new Document(Fields.MARKERS, txId));
     }
 
     private static Result stillTaken(MongoCollection<Document> coll, Object id, Object txId) {

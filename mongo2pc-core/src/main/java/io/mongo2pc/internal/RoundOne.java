@@ -2,9 +2,7 @@ package io.mongo2pc.internal;
 
 import com.mongodb.MongoException;
 import com.mongodb.client.model.UpdateOneModel;
-import io.mongo2pc.CrashHook;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.OutcomeUnknownException;
@@ -49,13 +47,13 @@ final class RoundOne {
     private final Targets targets;
     private final Entries entries;
     private final Retrier retrier;
-    private final CrashHook crashHook;
+    private final CrashPoints crashPoints;
 
-    RoundOne(Targets targets, Entries entries, Retrier retrier, CrashHook crashHook) {
+    RoundOne(Targets targets, Entries entries, Retrier retrier, CrashPoints crashPoints) {
         this.targets = targets;
         this.entries = entries;
         this.retrier = retrier;
-        this.crashHook = crashHook;
+        this.crashPoints = crashPoints;
     }
 
     /**
@@ -71,14 +69,14 @@ final class RoundOne {
             for (List<Integer> group : groups.values()) {
                 List<UpdateOneModel<Document>> writes = new ArrayList<>();
                 for (int i : group) {
-                    crashHook.reached(CrashPoint.before(Step.APPLY, i), txId);
+                    crashPoints.before(Step.APPLY, i, txId);
                     writes.add(entries.prepareWrite(ops.get(i), txId, nonce, until));
                 }
                 WriteCombiner combiner = targets.combiner(ops.get(group.get(0)).document());
                 answers.add(SENDERS.submit(() -> combiner.answer(writes)));
             }
             if (insert != null) {
-                crashHook.reached(CrashPoint.before(Step.INSERT, -1), txId);
+                crashPoints.before(Step.INSERT, -1, txId);
                 inserted.add(insert.get());
             }
         } catch (RuntimeException | Error e) {
@@ -99,7 +97,7 @@ final class RoundOne {
                     case NOT_KNOWN -> alone(txId, () -> entries.prepareAlone(op, txId, nonce, until), until);
                 };
                 try {
-                    crashHook.reached(CrashPoint.after(Step.APPLY, i), txId);
+                    crashPoints.after(null, Step.APPLY, i, txId);
                 } catch (MongoException e) {
                     if (!Retrier.isTransient(e)) {
                         throw e;
@@ -123,10 +121,10 @@ final class RoundOne {
 
     /** One prepare sent again on its own under {@code until}, with its crash points. */
     Sent resend(Object txId, String nonce, Operation.Increment op, int index, Instant until) {
-        crashHook.reached(CrashPoint.before(Step.APPLY, index), txId);
+        crashPoints.before(Step.APPLY, index, txId);
         Sent sent = alone(txId, () -> entries.prepareAlone(op, txId, nonce, until), until);
         try {
-            crashHook.reached(CrashPoint.after(Step.APPLY, index), txId);
+            crashPoints.after(null, Step.APPLY, index, txId);
         } catch (MongoException e) {
             if (!Retrier.isTransient(e)) {
                 throw e;

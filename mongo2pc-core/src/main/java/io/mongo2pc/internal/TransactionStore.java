@@ -7,7 +7,6 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Sorts;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
-import com.mongodb.client.result.UpdateResult;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
@@ -20,9 +19,9 @@ import java.util.Date;
 import java.util.List;
 
 /**
- * The coordinator collection. Every stored state change passes through {@link #move}: a
- * compare-and-set on the current state and on the owner's epoch, stamping {@code lastModified}
- * with the server's clock. A change that matches nothing means another process moved the
+ * The coordinator collection. Every stored state change is a named {@link Transition} performed
+ * by {@link #transition}: a compare-and-set on the current state and on the owner's epoch,
+ * stamping {@code lastModified} with the server's clock. A change that matches nothing means another process moved the
  * transaction or took it over. Thread-safe.
  */
 final class TransactionStore {
@@ -60,34 +59,54 @@ final class TransactionStore {
         return new Document("$setOnInsert", fields).append("$currentDate", new Document(Fields.LAST_MODIFIED, true));
     }
 
-    /** The write of {@link #move} for a {@link WriteCombiner}: the same compare-and-set, without the stamp returned. */
-    static UpdateOneModel<Document> moveWrite(Object id, long epoch, TransactionState from, TransactionState to, Document extra) {
-        return new UpdateOneModel<>(moveFilter(id, epoch, from, to), moveUpdate(to, extra));
-    }
-
-    private static Document moveFilter(Object id, long epoch, TransactionState from, TransactionState to) {
-        if (!from.canMoveTo(to)) {
-            throw new IllegalStateException("transaction " + id + ": " + from.stored() + " -> " + to.stored()
-                    + " is not a transition of the protocol");
-        }
-        return new Document(Fields.ID, id).append(Fields.STATE, in(from)).append(Fields.EPOCH, epoch);
-    }
-
-    private static Document moveUpdate(TransactionState to, Document extra) {
-        Document set = new Document(Fields.STATE, to.stored());
-        if (extra != null) {
-            set.putAll(extra);
-        }
-        return new Document("$set", set).append("$currentDate", new Document(Fields.LAST_MODIFIED, true));
+    /**
+     * The one compare-and-set through which every stored state changes: matches {@code match}
+     * (which transaction, under which epoch) while in {@code from}, one of {@code t}'s from-states
+     * (unless {@code match} names the exact stored state itself), sets {@code t}'s to-state and
+     * {@code fields}, and stamps {@code lastModified} by the server's clock. Returns the document
+     * as {@code returning} asks (callers ask for it after the change), or null if nothing matched: another
+     * process moved the transaction or took it over.
+     */
+    Document transition(Transition t, TransactionState from, Document match, Document fields,
+                        FindOneAndUpdateOptions returning) {
+        Write write = write(t, from, match, fields);
+        return transactions.findOneAndUpdate(write.filter(), write.update(), returning);
     }
 
     /**
-     * Moves {@code id} from {@code from} to {@code to} if it is still in {@code from} under
-     * {@code epoch}. Returns the new {@code lastModified} (server time) if this call moved it, else
-     * null. {@code extra} fields are set in the same write.
+     * The write of {@link #transition} for a {@link WriteCombiner}: the same compare-and-set, told
+     * only whether it matched.
      */
-    Instant move(Object id, long epoch, TransactionState from, TransactionState to, Document extra) {
-        return stamped(transactions.findOneAndUpdate(moveFilter(id, epoch, from, to), moveUpdate(to, extra), STAMP));
+    static UpdateOneModel<Document> transitionWrite(Transition t, TransactionState from, Document match, Document fields) {
+        Write write = write(t, from, match, fields);
+        return new UpdateOneModel<>(write.filter(), write.update());
+    }
+
+    private record Write(Document filter, Document update) { }
+
+    private static Write write(Transition t, TransactionState from, Document match, Document fields) {
+        TransactionState to = t.to(from); // refuses a from-state the transition does not start from
+        Document filter = new Document(match);
+        filter.putIfAbsent(Fields.STATE, in(from));
+        Document set = new Document(Fields.STATE, to.stored());
+        if (fields != null) {
+            set.putAll(fields);
+        }
+        return new Write(filter, new Document("$set", set).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)));
+    }
+
+    /** Which transaction an owner's change matches: its id, under the owner's epoch. */
+    static Document owned(Object id, long epoch) {
+        return new Document(Fields.ID, id).append(Fields.EPOCH, epoch);
+    }
+
+    /**
+     * Moves {@code id} by {@code t} from {@code from} if it is still there under {@code epoch}.
+     * Returns the new {@code lastModified} (server time) if this call moved it, else null.
+     * {@code extra} fields are set in the same write.
+     */
+    Instant move(Object id, long epoch, Transition t, TransactionState from, Document extra) {
+        return stamped(transition(t, from, owned(id, epoch), extra, STAMP));
     }
 
     /** Stamps {@code lastModified} anew if {@code id} is still in {@code state} under {@code epoch}: the owner's lease renewed. */
@@ -118,16 +137,18 @@ final class TransactionStore {
      * ({@link #claimedWith}) instead of claiming a second one.
      */
     Document claim(String application, String owner, long leaseMillis, String token) {
-        return transactions.findOneAndUpdate(
-                new Document(Fields.STATE, in(TransactionState.INITIAL)).append(Fields.APPLICATION, new Document("$exists", false)),
-                new Document("$set", new Document(Fields.STATE, TransactionState.PENDING.stored())
-                        .append(Fields.APPLICATION, application)
-                        .append(Fields.OWNER, owner)
-                        .append(Fields.EPOCH, 1L)
-                        .append(Fields.LEASE_MS, leaseMillis)
-                        .append(Fields.TOKEN, token))
-                        .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
+        return transition(Transition.INITIAL_TO_PENDING, TransactionState.INITIAL,
+                new Document(Fields.APPLICATION, new Document("$exists", false)),
+                ownerFields(application, owner, 1L, leaseMillis, token),
                 new FindOneAndUpdateOptions().sort(Sorts.ascending(Fields.ID)).returnDocument(ReturnDocument.AFTER));
+    }
+
+    private static Document ownerFields(String application, String owner, long epoch, long leaseMillis, String token) {
+        return new Document(Fields.APPLICATION, application)
+                .append(Fields.OWNER, owner)
+                .append(Fields.EPOCH, epoch)
+                .append(Fields.LEASE_MS, leaseMillis)
+                .append(Fields.TOKEN, token);
     }
 
     /**
@@ -137,31 +158,22 @@ final class TransactionStore {
      * previous owner matches nothing. Returns the document after the takeover, or null if lost.
      */
     Document takeOver(Document seen, Instant staleBefore, String application, String owner, long leaseMillis, String token) {
-        TransactionState state = stateOf(seen);
-        Document filter = new Document(Fields.ID, seen.get(Fields.ID))
+        // The exact state and epoch read: a change in between (even to another spelling) wins.
+        Document match = new Document(Fields.ID, seen.get(Fields.ID))
                 .append(Fields.STATE, seen.get(Fields.STATE))
                 .append(Fields.EPOCH, seen.containsKey(Fields.EPOCH) ? seen.get(Fields.EPOCH) : new Document("$exists", false))
                 .append(Fields.LAST_MODIFIED, seen.containsKey(Fields.LAST_MODIFIED)
                         ? notAfter(staleBefore) : new Document("$exists", false));
-        return transactions.findOneAndUpdate(filter,
-                new Document("$set", new Document(Fields.STATE, state.stored())
-                        .append(Fields.APPLICATION, application)
-                        .append(Fields.OWNER, owner)
-                        .append(Fields.EPOCH, epochOf(seen) + 1)
-                        .append(Fields.LEASE_MS, leaseMillis)
-                        .append(Fields.TOKEN, token))
-                        .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
+        return transition(Transition.TAKEOVER, stateOf(seen), match,
+                ownerFields(application, owner, epochOf(seen) + 1, leaseMillis, token),
                 new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
     }
 
     /** Cancels a queued transaction nobody has claimed. True if this call canceled it. */
     boolean cancelQueued(Object id, String reason, ReasonCode code) {
-        UpdateResult result = transactions.updateOne(
-                new Document(Fields.ID, id).append(Fields.STATE, in(TransactionState.INITIAL)),
-                new Document("$set", new Document(Fields.STATE, TransactionState.CANCELED.stored()).append(Fields.REASON, reason)
-                        .append(Fields.CODE, code.name()))
-                        .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)));
-        return result.getMatchedCount() == 1;
+        return transition(Transition.INITIAL_TO_CANCELED, TransactionState.INITIAL, new Document(Fields.ID, id),
+                new Document(Fields.REASON, reason).append(Fields.CODE, code.name()),
+                new FindOneAndUpdateOptions().projection(Projections.include(Fields.ID))) != null;
     }
 
     /** The transaction claimed with {@code token} and still pending under its first owner, or null (a scan: only after a lost answer). */

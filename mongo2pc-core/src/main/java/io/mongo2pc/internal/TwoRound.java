@@ -7,8 +7,7 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.Operation;
@@ -27,9 +26,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.function.BiFunction;
 
-import static io.mongo2pc.TransactionState.APPLIED;
 import static io.mongo2pc.TransactionState.CANCELED;
-import static io.mongo2pc.TransactionState.CANCELING;
 import static io.mongo2pc.TransactionState.PENDING;
 
 /**
@@ -61,7 +58,7 @@ final class TwoRound {
 
     TwoRound(TwoRoundContext c, BiFunction<Object, List<Operation>, TransactionOutcome> existing) {
         this.c = c;
-        this.roundOne = new RoundOne(c.targets(), c.entries(), c.retrier(), c.config().crashHook());
+        this.roundOne = new RoundOne(c.targets(), c.entries(), c.retrier(), c.crashPoints());
         this.finish = new TwoRoundFinish(c);
         this.existing = existing;
     }
@@ -93,18 +90,19 @@ final class TwoRound {
                 return null;
             });
         }
-        TwoRoundTx tx = new TwoRoundTx(id, 1L, incs, PENDING, UUID.randomUUID().toString());
+        OwnedTransaction tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
+        tx.nonce = UUID.randomUUID().toString();
         Instant until = c.retrier().call("read clock", id, null, c.clock()::lowerBound)
-                .plus(c.config().lease()).minus(c.config().maxClockSkew());
+                .plus(c.settings().lease()).minus(c.settings().maxClockSkew());
         tx.deadline = until;
         tx.stampedNanos = System.nanoTime();
-        String token = c.newToken().get();
+        String token = c.tokens().next();
         doc.append(Fields.TOKEN, token).append(NONCE, tx.nonce).append(PROTOCOL, RULES).append(UNTIL, Date.from(until));
         List<Insert> inserted = new ArrayList<>(1);
         RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, incs, until, () -> insert(tx, doc, token), inserted);
         switch (inserted.get(0)) {
             case OURS -> {
-                c.config().metrics().started();
+                c.settings().metrics().started();
                 decide(tx, sent);
                 return finish.drive(tx, true);
             }
@@ -114,11 +112,11 @@ final class TwoRound {
                 tx.state = CANCELED;
                 tx.reason = "abandoned: no transaction document before its deadline " + until;
                 tx.code = ReasonCode.TIMED_OUT;
-                c.config().metrics().canceled(tx.reason);
+                c.settings().metrics().canceled(tx.reason);
                 return new TransactionOutcome(id, CANCELED, tx.reason, tx.code);
             }
             case TAKEN_OVER -> throw new LeaseLostException("transaction " + id + " was taken over before its owner "
-                    + c.config().owner() + " knew its document was written", id, PENDING);
+                    + c.settings().owner() + " knew its document was written", id, PENDING);
             default -> {
                 // The id is another transaction's: take ours back once nothing of ours can still land.
                 for (RoundOne.Sent s : sent) {
@@ -133,7 +131,7 @@ final class TwoRound {
     }
 
     /** The insert of round 1: an insert-if-absent, so a late copy can never change an existing document. */
-    private Insert insert(TwoRoundTx tx, Document doc, String token) {
+    private Insert insert(OwnedTransaction tx, Document doc, String token) {
         Document filter = new Document(Fields.ID, tx.id).append(INSERTED_AT, new Document("$exists", false));
         Document update = new Document("$setOnInsert", doc)
                 .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(INSERTED_AT, true));
@@ -159,7 +157,7 @@ final class TwoRound {
                         : !tx.nonce.equals(stored.get(NONCE)) ? Insert.OTHER
                         : Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE)) ? Insert.ABANDONED : Insert.TAKEN_OVER;
             }
-            c.config().crashHook().reached(CrashPoint.after(Step.INSERT, -1), tx.id);
+            c.crashPoints().after(null, Step.INSERT, -1, tx.id);
             return result;
         });
     }
@@ -168,7 +166,7 @@ final class TwoRound {
      * Settles every prepare of the round, then commits (all in effect) or cancels (a refusal that
      * stands, once every prepare in doubt was waited out).
      */
-    private void decide(TwoRoundTx tx, RoundOne.Sent[] sent) {
+    private void decide(OwnedTransaction tx, RoundOne.Sent[] sent) {
         Participants.Result refusal = null;
         for (int i = 0; i < tx.ops.size(); i++) {
             RoundOne.Sent s = sent[i];
@@ -184,8 +182,8 @@ final class TwoRound {
                     if (refusal != null) {
                         break;
                     }
-                    c.renew(tx);
-                    s = roundOne.resend(tx.id, tx.nonce, tx.ops.get(i), i, tx.deadline);
+                    c.writes().renew(tx);
+                    s = roundOne.resend(tx.id, tx.nonce, (Operation.Increment) tx.ops.get(i), i, tx.deadline);
                     continue;
                 }
                 Participants.Result r = s.result();
@@ -194,47 +192,47 @@ final class TwoRound {
                 }
                 if (r.kind() == Participants.Kind.EXPIRED) {
                     if (++expired > 3) {
-                        c.config().metrics().leaseLost();
+                        c.settings().metrics().leaseLost();
                         throw new LeaseLostException("transaction " + tx.id + ": a prepare missed the owner's deadline "
-                                + expired + " times in a row; the lease " + c.config().lease().toMillis()
+                                + expired + " times in a row; the lease " + c.settings().lease().toMillis()
                                 + "ms is too short for the database's latency", tx.id, tx.state);
                     }
-                    c.renew(tx);
+                    c.writes().renew(tx);
                 } else if (r.kind() == Participants.Kind.BUSY) {
                     if (resolveOn(tx, i) == 0) {
                         long now = System.nanoTime();
                         busySince = busySince == 0 ? now : busySince;
-                        if (now - busySince > c.config().conflictTimeout().toNanos()) {
-                            c.config().metrics().conflict();
+                        if (now - busySince > c.settings().conflictTimeout().toNanos()) {
+                            c.settings().metrics().conflict();
                             refusal = r;
                             break;
                         }
                         TwoRoundContext.sleep(backoffMs, tx.id);
                         backoffMs = Math.min(200, backoffMs * 2);
                     }
-                    c.renewIfDue(tx);
+                    c.writes().renewIfDue(tx);
                 } else if (resolves++ < 3 && resolveOn(tx, i) > 0) {
                     // Refused: markers of transactions that can be resolved (a committed credit not
                     // released yet) are resolved, then the prepare is sent again.
-                    c.renewIfDue(tx);
+                    c.writes().renewIfDue(tx);
                 } else {
                     refusal = r;
                     break;
                 }
-                s = roundOne.resend(tx.id, tx.nonce, tx.ops.get(i), i, tx.deadline);
+                s = roundOne.resend(tx.id, tx.nonce, (Operation.Increment) tx.ops.get(i), i, tx.deadline);
             }
         }
         if (refusal == null) {
-            c.move(tx, APPLIED, Step.COMMIT, null);
+            c.writes().move(tx, Transition.PENDING_TO_APPLIED, null);
         } else {
             tx.reason = refusal.reason();
             tx.code = refusal.code();
-            c.move(tx, CANCELING, Step.BEGIN_CANCEL, TwoRoundContext.reasonOf(tx));
+            c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
         }
     }
 
     /** Resolves the markers of other transactions on the participant of operation {@code i}; how many it removed. */
-    private int resolveOn(TwoRoundTx tx, int i) {
+    private int resolveOn(OwnedTransaction tx, int i) {
         var ref = tx.ops.get(i).document();
         var coll = c.targets().collection(ref);
         return c.retrier().call("resolve markers", tx.id, tx.state, () -> {
@@ -247,7 +245,7 @@ final class TwoRound {
      * Undoes every entry of {@code tx}: with {@code deadline} (while canceling) fenced, renewing the
      * lease when it passed; without (abandoned, or the id another transaction's) by the nonce alone.
      */
-    private void undoAll(TwoRoundTx tx, Instant deadline) {
+    private void undoAll(OwnedTransaction tx, Instant deadline) {
         finish.undoAll(tx, deadline != null);
     }
 
@@ -258,11 +256,12 @@ final class TwoRound {
      */
     Optional<TransactionOutcome> driveTakenOver(Document taken, List<Operation> ops, String cancelReason) {
         Object id = taken.get(Fields.ID);
-        TwoRoundTx tx = new TwoRoundTx(id, TransactionStore.epochOf(taken), increments(ops, id),
-                TransactionStore.stateOf(taken), taken.getString(NONCE));
-        tx.reason = taken.getString(Fields.REASON);
+        increments(ops, id);
+        OwnedTransaction tx = new OwnedTransaction(id, TransactionStore.epochOf(taken), ops,
+                TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
+        tx.nonce = taken.getString(NONCE);
         tx.code = ReasonCode.parse(taken.get(Fields.CODE)).orElse(null);
-        c.stamped(tx, TransactionStore.stamped(taken));
+        c.writes().stamped(tx, TransactionStore.stamped(taken));
         try {
             if (tx.state == PENDING) {
                 Date insertedAt = taken.getDate(INSERTED_AT);
@@ -273,14 +272,14 @@ final class TwoRound {
                     tx.reason = cancelReason != null ? cancelReason
                             : "its document was inserted at " + insertedAt.toInstant() + ", after its deadline " + until.toInstant();
                     tx.code = cancelReason != null ? ReasonCode.CANCELED_BY_OPERATOR : ReasonCode.TIMED_OUT;
-                    c.move(tx, CANCELING, Step.BEGIN_CANCEL, TwoRoundContext.reasonOf(tx));
+                    c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                 } else {
-                    RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, tx.ops, tx.deadline, null, new ArrayList<>());
+                    RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, tx.increments(), tx.deadline, null, new ArrayList<>());
                     decide(tx, sent);
                 }
             }
             TransactionOutcome outcome = finish.drive(tx, false);
-            c.config().metrics().recovered(outcome.state());
+            c.settings().metrics().recovered(outcome.state());
             return Optional.of(outcome);
         } catch (LeaseLostException e) {
             log.info("lost transaction {} to another process during recovery: {}", id, e.getMessage());

@@ -4,8 +4,8 @@ import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.UpdateOneModel;
-import io.mongo2pc.CrashPoint;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.Operation;
@@ -41,16 +41,15 @@ final class TwoRoundFinish {
     private static final Logger log = LoggerFactory.getLogger(TwoRoundFinish.class);
     private static final int FINISH_QUEUE = 1024;
     private static final int FINISH_BATCH = 128;
-    private static final Duration FINISH_LINGER = Duration.ofMillis(Long.getLong("mongo2pc.finisher.lingerMillis", 5));
 
     private final TwoRoundContext c;
-    private final Finisher<TwoRoundTx> finisher;
+    private final Finisher<OwnedTransaction> finisher;
 
     TwoRoundFinish(TwoRoundContext c) {
         this.c = c;
-        this.finisher = c.config().finishInBackground()
-                ? new Finisher<>("mongo2pc-two-round-finisher-" + c.config().owner(), this::finishAll,
-                        Math.max(1, Math.min(FINISH_QUEUE, c.config().maxMarkers() / 2)), FINISH_BATCH, FINISH_LINGER)
+        this.finisher = c.settings().finishInBackground()
+                ? new Finisher<>("mongo2pc-two-round-finisher-" + c.settings().owner(), this::finishAll,
+                        Math.max(1, Math.min(FINISH_QUEUE, c.settings().maxMarkers() / 2)), FINISH_BATCH, c.settings().finishLinger())
                 : null;
     }
 
@@ -63,10 +62,10 @@ final class TwoRoundFinish {
     }
 
     /** Drives {@code tx} from its decision to its end; with {@code ownCall} and a finisher, only to its commit point. */
-    TransactionOutcome drive(TwoRoundTx tx, boolean ownCall) {
+    TransactionOutcome drive(OwnedTransaction tx, boolean ownCall) {
         if (tx.state == CANCELING) {
             undoAll(tx, true);
-            c.move(tx, CANCELED, Step.FINISH_CANCEL, null);
+            c.writes().move(tx, Transition.CANCELING_TO_CANCELED, null);
         }
         if (tx.state == APPLIED) {
             if (ownCall && finisher != null && finisher.offer(tx)) {
@@ -87,16 +86,12 @@ final class TwoRoundFinish {
         return new TransactionOutcome(tx.id, tx.state, tx.reason, tx.code);
     }
 
-    private void counted(TwoRoundTx tx) {
-        if (tx.state == CANCELED) {
-            c.config().metrics().canceled(tx.reason);
-        } else if (tx.state == DONE) {
-            c.config().metrics().committed(Duration.ofNanos(System.nanoTime() - tx.startNanos));
-        }
+    private void counted(OwnedTransaction tx) {
+        tx.counted(c.settings().metrics());
     }
 
     /** Releases every entry (one request per collection), then moves to done. */
-    void finish(TwoRoundTx tx) {
+    void finish(OwnedTransaction tx) {
         for (List<Integer> group : groups(tx).values()) {
             List<UpdateOneModel<Document>> writes = new ArrayList<>();
             for (int i : group) {
@@ -116,16 +111,16 @@ final class TwoRoundFinish {
                 entryWrite(tx, i, writes.get(n)); // matched, or the entry gone: released (by anyone)
             }
         }
-        c.move(tx, DONE, Step.FINISH, null);
+        c.writes().move(tx, Transition.APPLIED_TO_DONE, null);
     }
 
     /** Undoes every entry of {@code tx}: {@code fenced} under the owner's deadline (renewed when passed), else by the nonce alone. */
-    void undoAll(TwoRoundTx tx, boolean fenced) {
+    void undoAll(OwnedTransaction tx, boolean fenced) {
         for (int i = tx.ops.size() - 1; i >= 0; i--) {
-            Operation.Increment op = tx.ops.get(i);
+            Operation.Increment op = (Operation.Increment) tx.ops.get(i);
             for (int expired = 0; ; expired++) {
                 if (fenced) {
-                    c.renewIfDue(tx);
+                    c.writes().renewIfDue(tx);
                 }
                 hook(CrashPoint.before(Step.UNDO, i), tx.id);
                 var write = Entries.undoWrite(op.document().id(), tx.id, tx.nonce, Entries.now(op), fenced ? tx.deadline : null);
@@ -137,12 +132,12 @@ final class TwoRoundFinish {
                     throw new LeaseLostException("transaction " + tx.id + ": the undo of " + op.document()
                             + " was refused " + (expired + 1) + " times", tx.id, tx.state);
                 }
-                c.renew(tx);
+                c.writes().renew(tx);
             }
         }
     }
 
-    private Participants.Result entryWrite(TwoRoundTx tx, int i, UpdateOneModel<Document> write) {
+    private Participants.Result entryWrite(OwnedTransaction tx, int i, UpdateOneModel<Document> write) {
         DocumentRef ref = tx.ops.get(i).document();
         Step step = tx.state == CANCELING || tx.state == CANCELED ? Step.UNDO : Step.RELEASE;
         return c.retrier().call(step.name().toLowerCase(Locale.ROOT), tx.id, tx.state, () -> {
@@ -154,13 +149,13 @@ final class TwoRoundFinish {
         });
     }
 
-    private static UpdateOneModel<Document> release(TwoRoundTx tx, int i) {
-        Operation.Increment op = tx.ops.get(i);
+    private static UpdateOneModel<Document> release(OwnedTransaction tx, int i) {
+        Operation.Increment op = (Operation.Increment) tx.ops.get(i);
         return Entries.releaseWrite(op.document().id(), tx.id, tx.nonce, Entries.later(op));
     }
 
-    private static Map<List<String>, List<Integer>> groups(TwoRoundTx tx) {
-        return RoundOne.groups(tx.ops);
+    private static Map<List<String>, List<Integer>> groups(OwnedTransaction tx) {
+        return RoundOne.groups(tx.increments());
     }
 
     /**
@@ -171,12 +166,12 @@ final class TwoRoundFinish {
      * a transient error at a crash point sends the transaction to {@link #finish} on its own. Any
      * other error at a crash point leaves it where it is, to be rolled forward by others.
      */
-    private void finishAll(List<TwoRoundTx> batch) {
-        List<TwoRoundTx> alone = new ArrayList<>();
+    private void finishAll(List<OwnedTransaction> batch) {
+        List<OwnedTransaction> alone = new ArrayList<>();
         Map<List<String>, List<UpdateOneModel<Document>>> writes = new LinkedHashMap<>();
-        Map<List<String>, List<TwoRoundTx>> senders = new LinkedHashMap<>();
-        List<TwoRoundTx> releasing = new ArrayList<>();
-        for (TwoRoundTx tx : batch) {
+        Map<List<String>, List<OwnedTransaction>> senders = new LinkedHashMap<>();
+        List<OwnedTransaction> releasing = new ArrayList<>();
+        for (OwnedTransaction tx : batch) {
             if (reached(tx, Step.RELEASE, CrashPoint.Phase.BEFORE, alone)) {
                 releasing.add(tx);
                 groups(tx).forEach((key, group) -> {
@@ -185,7 +180,7 @@ final class TwoRoundFinish {
                 });
             }
         }
-        Set<TwoRoundTx> failed = Collections.newSetFromMap(new IdentityHashMap<>());
+        Set<OwnedTransaction> failed = Collections.newSetFromMap(new IdentityHashMap<>());
         writes.forEach((key, list) -> {
             try {
                 c.targets().collection(key.get(0), key.get(1), key.get(2)).bulkWrite(list, new BulkWriteOptions().ordered(false));
@@ -193,8 +188,8 @@ final class TwoRoundFinish {
                 failed.addAll(senders.get(key));
             }
         });
-        List<TwoRoundTx> moving = new ArrayList<>();
-        for (TwoRoundTx tx : releasing) {
+        List<OwnedTransaction> moving = new ArrayList<>();
+        for (OwnedTransaction tx : releasing) {
             if (failed.contains(tx)) {
                 alone.add(tx);
             } else if (reached(tx, Step.RELEASE, CrashPoint.Phase.AFTER, alone)
@@ -203,9 +198,9 @@ final class TwoRoundFinish {
             }
         }
         List<UpdateOneModel<Document>> moves = new ArrayList<>();
-        moving.forEach(tx -> moves.add(TransactionStore.moveWrite(tx.id, tx.epoch, APPLIED, DONE, null)));
-        boolean moved = !moves.isEmpty() && allMatched(c.store().collection(), moves);
-        for (TwoRoundTx tx : moving) {
+        moving.forEach(tx -> moves.add(TransactionStore.transitionWrite(Transition.APPLIED_TO_DONE, APPLIED, TransactionStore.owned(tx.id, tx.epoch), null)));
+        boolean moved = !moves.isEmpty() && Finishing.allMatched(c.store().collection(), moves);
+        for (OwnedTransaction tx : moving) {
             if (!moved) {
                 alone.add(tx);
             } else if (reached(tx, Step.FINISH, CrashPoint.Phase.AFTER, alone)) {
@@ -213,7 +208,7 @@ final class TwoRoundFinish {
                 counted(tx);
             }
         }
-        for (TwoRoundTx tx : alone) {
+        for (OwnedTransaction tx : alone) {
             try {
                 finish(tx);
                 counted(tx);
@@ -225,40 +220,18 @@ final class TwoRoundFinish {
         }
     }
 
-    /** The crash points of {@code step} for a transaction the finisher holds; false (and why, in {@code alone}) if one threw. */
-    private boolean reached(TwoRoundTx tx, Step step, CrashPoint.Phase phase, List<TwoRoundTx> alone) {
-        try {
-            if (phase == CrashPoint.Phase.BEFORE) {
-                c.renewIfDue(tx);
-            }
-            int count = step == Step.FINISH ? 1 : tx.ops.size();
-            for (int i = 0; i < count; i++) {
-                int participant = step == Step.FINISH ? -1 : i;
-                hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, participant) : CrashPoint.after(step, participant), tx.id);
-            }
-            return true;
-        } catch (LeaseLostException e) {
-            log.info("transaction {} was taken over by another process, which finishes it: {}", tx.id, e.getMessage());
-            return false;
-        } catch (RuntimeException e) {
-            if (e instanceof MongoException m && Retrier.isTransient(m)) {
-                alone.add(tx);
+    /** The crash points of {@code step} in {@code phase} for a transaction the finisher holds (see {@link Finishing#reached}). */
+    private boolean reached(OwnedTransaction tx, Step step, CrashPoint.Phase phase, List<OwnedTransaction> alone) {
+        return Finishing.reached(c.writes(), tx, phase, alone, () -> {
+            if (step == Step.FINISH) {
+                hook(phase == CrashPoint.Phase.BEFORE ? CrashPoint.before(step, -1) : CrashPoint.after(step, -1), tx.id);
             } else {
-                log.warn("transaction {} is committed but not finished; it is rolled forward by others: {}", tx.id, e.toString());
+                c.crashPoints().each(step, phase, tx.ops.size(), tx.id);
             }
-            return false;
-        }
-    }
-
-    private static boolean allMatched(MongoCollection<Document> collection, List<UpdateOneModel<Document>> writes) {
-        try {
-            return collection.bulkWrite(writes, new BulkWriteOptions().ordered(false)).getMatchedCount() == writes.size();
-        } catch (MongoException e) {
-            return false;
-        }
+        });
     }
 
     private void hook(CrashPoint point, Object id) {
-        c.config().crashHook().reached(point, id);
+        c.settings().crashHook().reached(point, id);
     }
 }

@@ -4,14 +4,13 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
+import io.mongo2pc.Values;
 import org.bson.Document;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.DocumentCodec;
 import org.bson.types.Decimal128;
 import org.bson.types.ObjectId;
 
-import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
 import java.util.Date;
 import java.util.HashSet;
 import java.util.List;
@@ -67,8 +66,8 @@ public final class Validation {
             }
             checkName(ref.database(), "database", where);
             checkName(ref.collection(), "collection", where);
-            checkId(ref.id(), where);
-            if (!seen.add(new DocumentRef(ref.target(), ref.database(), ref.collection(), normalizeId(ref.id())))) {
+            DocumentRef.requirePlainId(ref.id(), where);
+            if (!seen.add(ref.withComparableId())) {
                 throw new InvalidTransactionException(where + ": the same document appears twice in one transaction");
             }
             checkGuard(op.guard(), where);
@@ -151,7 +150,7 @@ public final class Validation {
             }
             if (!(e.getValue() instanceof Document fields) || fields.isEmpty()) {
                 throw new InvalidTransactionException(where + ": " + e.getKey() + " needs a document of fields, got "
-                        + describe(e.getValue()));
+                        + Values.describe(e.getValue()));
             }
             for (Map.Entry<String, Object> field : fields.entrySet()) {
                 checkField(field.getKey(), where);
@@ -167,9 +166,9 @@ public final class Validation {
     private static void checkStoredDocument(Document doc, Object id, Object where) {
         for (String key : doc.keySet()) {
             if (key.equals(Fields.ID)) {
-                if (!Objects.equals(normalizeId(doc.get(key)), normalizeId(id))) {
-                    throw new InvalidTransactionException(where + ": the document's _id " + describe(doc.get(key))
-                            + " differs from the operation's id " + describe(id));
+                if (!Objects.equals(DocumentRef.comparableId(doc.get(key)), DocumentRef.comparableId(id))) {
+                    throw new InvalidTransactionException(where + ": the document's _id " + Values.describe(doc.get(key))
+                            + " differs from the operation's id " + Values.describe(id));
                 }
                 continue;
             }
@@ -192,72 +191,11 @@ public final class Validation {
         }
     }
 
-    /** Ids must be plain values: a non-empty string, an integer or an ObjectId. */
-    public static void checkId(Object id, Object where) {
-        if (id instanceof String s) {
-            if (s.isEmpty()) {
-                throw new InvalidTransactionException(where + ": id must not be empty");
-            }
-            return;
-        }
-        if (id instanceof Integer || id instanceof Long || id instanceof ObjectId || isWholeDouble(id)) {
-            return;
-        }
-        throw new InvalidTransactionException(where + ": id must be a string, an integer or an ObjectId, got "
-                + describe(id));
-    }
-
-    /** A whole number stored as a double, as the mongo shell stores {@code _id: 1} (the tutorial's). */
-    private static boolean isWholeDouble(Object id) {
-        return id instanceof Double d && !d.isInfinite() && d == Math.rint(d) && Math.abs(d) <= 1L << 53;
-    }
-
-    /** Ids MongoDB takes as equal compare equal (1, 1L and 1.0). */
-    private static Object normalizeId(Object id) {
-        if (id instanceof Integer i) {
-            return Long.valueOf(i);
-        }
-        return isWholeDouble(id) ? Long.valueOf(((Double) id).longValue()) : id;
-    }
-
     private static void checkName(String name, String what, Object where) {
-        String problem = "database".equals(what) ? databaseNameProblem(name) : collectionNameProblem(name);
+        String problem = "database".equals(what) ? DocumentRef.databaseNameProblem(name) : DocumentRef.collectionNameProblem(name);
         if (problem != null) {
             throw new InvalidTransactionException(where + ": invalid " + what + " name '" + name + "': " + problem);
         }
-    }
-
-    /** Why {@code name} cannot name a MongoDB database, or null if it can. */
-    public static String databaseNameProblem(String name) {
-        if (name == null || name.isEmpty()) {
-            return "empty";
-        }
-        for (char c : new char[]{'/', '\\', '.', ' ', '"', '$', '\0'}) {
-            if (name.indexOf(c) >= 0) {
-                return "contains '" + (c == '\0' ? "\\0" : String.valueOf(c)) + "'";
-            }
-        }
-        return name.getBytes(StandardCharsets.UTF_8).length > 63 ? "longer than 63 bytes" : null;
-    }
-
-    /**
-     * Why {@code name} cannot name a collection a transaction may write, or null if it can
-     * ({@code system.} collections belong to the server).
-     */
-    public static String collectionNameProblem(String name) {
-        if (name == null || name.isEmpty()) {
-            return "empty";
-        }
-        if (name.contains("$") || name.contains("\0")) {
-            return "contains '$' or a NUL character";
-        }
-        if (name.startsWith("system.")) {
-            return "system collections belong to the server";
-        }
-        if (name.startsWith(".") || name.endsWith(".")) {
-            return "starts or ends with '.'";
-        }
-        return name.getBytes(StandardCharsets.UTF_8).length > 200 ? "longer than 200 bytes" : null;
     }
 
     private static void checkIncrements(Document increments, Object where) {
@@ -269,7 +207,7 @@ public final class Validation {
             Object amount = e.getValue();
             if (!(amount instanceof Integer || amount instanceof Long || amount instanceof Decimal128 || amount instanceof Double)) {
                 throw new InvalidTransactionException(where + ": amount of '" + e.getKey() + "' must be a number (integer or Decimal128), got "
-                        + describe(amount));
+                        + Values.describe(amount));
             }
             if (isZero((Number) amount)) {
                 throw new InvalidTransactionException(where + ": amount of '" + e.getKey() + "' must not be zero");
@@ -332,33 +270,5 @@ public final class Validation {
                 checkGuardValue(item, where, depth + 1);
             }
         }
-    }
-
-    static String describe(Object value) {
-        if (value == null) {
-            return "null";
-        }
-        String text = value instanceof Document d ? d.toJson() : String.valueOf(value);
-        return text + " (" + value.getClass().getSimpleName() + ")";
-    }
-
-    /** The opposite amount, of the same numeric type. */
-    public static Number negate(Number amount) {
-        if (amount instanceof Integer i) {
-            return -i;
-        }
-        if (amount instanceof Long l) {
-            return -l;
-        }
-        if (amount instanceof Double d) {
-            return -d;
-        }
-        if (amount instanceof Decimal128 d) {
-            return new Decimal128(Numbers.exact(d).negate());
-        }
-        if (amount instanceof BigDecimal b) {
-            return b.negate();
-        }
-        throw new IllegalArgumentException("not an amount: " + describe(amount));
     }
 }

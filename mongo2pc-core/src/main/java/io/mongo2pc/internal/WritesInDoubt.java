@@ -1,7 +1,7 @@
 package io.mongo2pc.internal;
 
 import com.mongodb.MongoException;
-import io.mongo2pc.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.Operation;
 import io.mongo2pc.OutcomeUnknownException;
 import org.bson.Document;

@@ -12,11 +12,11 @@ enum Bug {
     NO_DEADLINE_CHECK(true),
     /** Participants: the fence is {@code $lte} instead of {@code $lt}: a write still passes at the tick a takeover may happen. */
     DEADLINE_OFF_BY_ONE(true),
-    /** Engine.stamped: the deadline is the stamp plus the lease, without subtracting maxClockSkew (caught when the participants' clock runs behind). */
+    /** OwnerWrites.stamped: the deadline is the stamp plus the lease, without subtracting maxClockSkew (caught when the participants' clock runs behind). */
     NO_SKEW_MARGIN(true),
     /** TransactionStore.move/renew: the compare-and-set matches the state only, not the epoch. */
     NO_EPOCH_IN_CAS(true),
-    /** Engine.staleBefore: recovery waits only {@code olderThan} (1 tick) instead of the transaction's own lease (2 ticks). */
+    /** Recovery.staleBefore: recovery waits only {@code olderThan} (1 tick) instead of the transaction's own lease (2 ticks). */
     TAKEOVER_IGNORES_LEASE(true),
     /** TransactionStore.takeOver: the CAS checks state and epoch but not {@code lastModified <= staleBefore} (a renewal in between is ignored). */
     TAKEOVER_WITHOUT_STALENESS_RECHECK(true),
@@ -26,11 +26,11 @@ enum Bug {
     UNDO_WITHOUT_MARKER_CHECK(true),
     /** Participants.apply: the filter lacks {@code pendingTransactions: {$ne: txId}} (a repeated apply counts twice). */
     APPLY_WITHOUT_MARKER_GUARD(true),
-    /** Engine.recover: the stale query looks for pending and canceling only (a liveness bug: an applied transaction whose owner died is never finished). */
+    /** Recovery.recover: the stale query looks for pending and canceling only (a liveness bug: an applied transaction whose owner died is never finished). */
     RECOVERY_SKIPS_APPLIED(true),
-    /** Engine.move: after a CAS miss, "the state is now the target" is taken as our own lost acknowledgement without comparing the epoch. */
+    /** OwnerWrites.move: after a CAS miss, "the state is now the target" is taken as our own lost acknowledgement without comparing the epoch. */
     ACK_LOST_CHECK_WITHOUT_EPOCH(false),
-    /** Engine.move: a CAS miss is taken as success (the owner carries on in the target state with its old deadline). */
+    /** OwnerWrites.move: a CAS miss is taken as success (the owner carries on in the target state with its old deadline). */
     MOVE_RETRY_ASSUMES_SUCCESS(false);
 
     /** True if the model must find a counterexample. */

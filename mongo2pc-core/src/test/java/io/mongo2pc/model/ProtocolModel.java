@@ -16,7 +16,7 @@ import java.util.Set;
  *
  * <p>Every server-side action is one atomic single-document write with the guard conditions of the
  * code it names ({@code TransactionStore.*}, {@code Participants.*}); every coordinator-side rule
- * follows {@code Engine.drive}. A coordinator first <em>prepares</em> a write (computes it from what
+ * follows {@code Coordinator.drive}. A coordinator first <em>prepares</em> a write (computes it from what
  * it knows: epoch, state, deadline) and holds it in hand; the write is <em>delivered</em> later, at
  * whatever the clock and the documents are then. Between the two it may pause for any number of
  * ticks, crash (the write stays in the network as an orphan and may still arrive), or lose the
@@ -142,7 +142,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
 
     /**
      * A coordinator process: idle (no transaction, no memory: a recovery worker) or the owner of the
-     * transaction under {@code epoch} (Engine.Owned). {@code pc}: the next operation of the current
+     * transaction under {@code epoch} (OwnedTransaction). {@code pc}: the next operation of the current
      * phase (applies forward, releases forward, undos backward), {@code OPS} = the state move is next.
      */
     record Coordinator(boolean owner, int epoch, TransactionState state, int pc, int left, boolean cancel, boolean mustRenew, Write hand) {
@@ -401,16 +401,16 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
         return n.normalize();
     }
 
-    /** The writes a coordinator with nothing in hand may compute next (Engine). */
+    /** The writes a coordinator with nothing in hand may compute next (Starter, Recovery, Cancellation). */
     private List<Write> prepare(State s, Coordinator c) {
         List<Write> ws = new ArrayList<>();
         if (!c.owner) {
-            // Engine.claimAndRun / Engine.cancel of a queued transaction.
+            // Starter.claimAndRun / Cancellation.cancel of a queued transaction.
             if (s.doc == TransactionState.INITIAL) {
                 ws.add(Write.claim());
                 ws.add(Write.cancelQueued());
             }
-            // Engine.recover / Engine.cancel: the stale query, then store.takeOver(seen, staleBefore).
+            // Recovery.recover / Cancellation.cancel: the stale query, then store.takeOver(seen, staleBefore).
             int wait = has(Bug.TAKEOVER_IGNORES_LEASE) ? OLDER_THAN : lease;
             boolean recoverable = s.doc == TransactionState.PENDING || s.doc == TransactionState.CANCELING
                     || (s.doc == TransactionState.APPLIED && !has(Bug.RECOVERY_SKIPS_APPLIED));
@@ -510,7 +510,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
             touchDoc(s);
             return Result.OK;
         }
-        // Engine.takeOverAndDrive: our own takeover whose acknowledgement was lost.
+        // TakeOverAndDrive: our own takeover whose acknowledgement was lost.
         int expected = has(Bug.TAKEOVER_WITHOUT_EPOCH_BUMP) ? w.epoch : w.epoch + 1;
         if (sender >= 0 && s.docOwner == sender && s.docEpoch == expected) {
             return Result.OK;
@@ -518,7 +518,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
         return Result.LOST;
     }
 
-    /** TransactionStore.move: CAS on state and epoch; Engine.move: a miss may be our own write with its ack lost. */
+    /** TransactionStore.move: CAS on state and epoch; OwnerWrites.move: a miss may be our own write with its ack lost. */
     private Result move(State s, Write w) {
         boolean epochOk = s.docEpoch == w.epoch || has(Bug.NO_EPOCH_IN_CAS);
         if (s.doc == w.from && epochOk) {
@@ -527,7 +527,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
             return Result.OK;
         }
         if (s.doc == w.to && (s.docEpoch == w.epoch || has(Bug.NO_EPOCH_IN_CAS) || has(Bug.ACK_LOST_CHECK_WITHOUT_EPOCH))) {
-            return Result.OK; // Engine.move: ackLost, the stored stamp becomes ours
+            return Result.OK; // OwnerWrites.move: ackLost, the stored stamp becomes ours
         }
         return has(Bug.MOVE_RETRY_ASSUMES_SUCCESS) ? Result.ASSUMED : Result.LOST;
     }
@@ -543,7 +543,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
     }
 
     /**
-     * Engine.stamped: the deadline is the stored lastModified (returned by the write, or read back
+     * OwnerWrites.stamped: the deadline is the stored lastModified (returned by the write, or read back
      * after a lost acknowledgement) plus the lease, less the skew; kept as its distance from now.
      */
     int deadline(State doc) {
@@ -617,7 +617,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
         s.orphans.replaceAll(Write::touch);
     }
 
-    /** What the coordinator does with the reply (Engine.drive / participantWrite / move / renew). */
+    /** What the coordinator does with the reply (Coordinator.drive, OwnerWrites.participantWrite / move / renew). */
     private Coordinator reply(Coordinator c, Write w, Result r, State after) {
         return switch (w.kind) {
             // the claim and the takeover return the document: its epoch is now the owner's

@@ -4,6 +4,7 @@ import de.bwaldvogel.mongo.MongoServer;
 import io.mongo2pc.embedded.internal.AddedLatency;
 import io.mongo2pc.embedded.internal.DurableBackend;
 import io.mongo2pc.embedded.internal.DurableStore;
+import io.mongo2pc.embedded.internal.QuietDisconnects;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -138,6 +139,7 @@ public final class EmbeddedServer implements AutoCloseable {
             closeLatency();
             throw e;
         }
+        QuietDisconnects.install(server);
         address = server.getLocalAddress();
         return this;
     }

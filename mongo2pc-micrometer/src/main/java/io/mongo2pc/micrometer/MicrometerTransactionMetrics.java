@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionMetrics;
 import io.mongo2pc.TransactionState;
 
@@ -21,7 +22,7 @@ import java.util.Objects;
  *   <li>{@code mongo2pc.recovery.lag} (gauge, seconds the oldest open transaction has waited), once
  *       {@link #bindRecoveryLag} is called</li>
  * </ul>
- * Pass it to {@link TransactionManager.Builder#metrics}. Thread-safe.
+ * Pass it to {@link TransactionManagerBuilder#metrics}. Thread-safe.
  */
 public final class MicrometerTransactionMetrics implements TransactionMetrics {
     private final MeterRegistry registry;

@@ -1,7 +1,7 @@
 package io.mongo2pc.micrometer;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.mongo2pc.CrashPoint;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.testkit.EmbeddedMongo;

@@ -1,4 +1,4 @@
-package io.mongo2pc;
+package io.mongo2pc.spi;
 
 /**
  * Called at every {@link CrashPoint} of the protocol with the transaction's id. Production uses

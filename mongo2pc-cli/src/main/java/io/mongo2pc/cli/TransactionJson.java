@@ -1,5 +1,9 @@
-package io.mongo2pc;
+package io.mongo2pc.cli;
 
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.Values;
 import org.bson.Document;
 import org.bson.json.JsonParseException;
 
@@ -25,7 +29,7 @@ import java.util.Set;
  * text after the object ignored): check it as strict JSON first where that matters, as the CLI's
  * {@code tx} does. Stateless.
  */
-public final class TransactionJson {
+final class TransactionJson {
     private static final Set<String> KNOWN = Set.of("op", "target", "db", "coll", "id", "doc", "update", "inc", "guard");
 
     private TransactionJson() { }
@@ -37,7 +41,8 @@ public final class TransactionJson {
         } catch (JsonParseException | IllegalArgumentException e) {
             throw new InvalidTransactionException("not a JSON object: " + e.getMessage());
         } catch (RuntimeException e) {
-            throw new InvalidTransactionException("not a JSON object: " + e);
+            // e.g. an empty text or a JSON array: the parser's own words name its Java internals
+            throw new InvalidTransactionException("not a JSON object: a transaction is {\"ops\": [...]}");
         }
         Object ops = root.get("ops");
         if (!(ops instanceof List<?> list)) {
@@ -51,7 +56,7 @@ public final class TransactionJson {
         List<Operation> operations = new ArrayList<>();
         for (int i = 0; i < list.size(); i++) {
             if (!(list.get(i) instanceof Document op)) {
-                throw new InvalidTransactionException("operation " + i + " is not an object: " + list.get(i));
+                throw new InvalidTransactionException("operation " + i + " is not an object: " + Values.describe(list.get(i)));
             }
             operations.add(operation(i, op));
         }
@@ -72,7 +77,7 @@ public final class TransactionJson {
         if (value instanceof Boolean) {
             return "a boolean";
         }
-        return value instanceof Number ? "a number" : "a " + value.getClass().getSimpleName();
+        return value instanceof Number ? "a number" : Values.kind(value);
     }
 
     private static Operation operation(int i, Document op) {
@@ -124,7 +129,8 @@ public final class TransactionJson {
     private static String string(Document op, String key, String where) {
         Object value = op.get(key);
         if (!(value instanceof String s) || s.isEmpty()) {
-            throw new InvalidTransactionException(where + ": \"" + key + "\" must be a non-empty string, got " + value);
+            throw new InvalidTransactionException(where + ": \"" + key + "\" must be a non-empty string, got "
+                    + (value == null ? "none" : Values.describe(value)));
         }
         return s;
     }
@@ -143,7 +149,7 @@ public final class TransactionJson {
             return null;
         }
         if (!(value instanceof Map<?, ?>)) {
-            throw new InvalidTransactionException(where + ": \"" + key + "\" must be an object, got " + value);
+            throw new InvalidTransactionException(where + ": \"" + key + "\" must be an object, got " + Values.describe(value));
         }
         return (Document) value;
     }

@@ -1,5 +1,8 @@
-package io.mongo2pc;
+package io.mongo2pc.cli;
 
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.mongo2pc;
+package io.mongo2pc.spi;
 
 import java.util.Locale;
 

@@ -1,0 +1,127 @@
+package io.mongo2pc.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.TransactionPage;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.TransactionView;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A page of the transaction list as {@code transactions list --json} and the console's
+ * {@code /api/transactions} print it, and as a table for people.
+ */
+final class TransactionRows {
+    private TransactionRows() { }
+
+    /**
+     * {@code {"transactions":[{"id","state","age","owner","application","epoch","reason","code","source",
+     * "destination","value","stale"}],"more","next"}}; {@code leaseIfNone} judges whether one stored
+     * without a lease of its own is stale.
+     */
+    static ObjectNode json(TransactionPage page, Duration leaseIfNone) {
+        ObjectNode root = Json.object();
+        ArrayNode list = root.putArray("transactions");
+        for (TransactionView tx : page.transactions()) {
+            list.add(row(tx, page.age(tx), tx.isStale(page.asOf(), leaseIfNone)));
+        }
+        root.put("more", page.more());
+        root.put("next", page.next());
+        return root;
+    }
+
+    /** One transaction of the list: {@code age} in seconds since its last change, null if never stamped. */
+    static ObjectNode row(TransactionView tx, Duration age, boolean stale) {
+        ObjectNode node = Json.object();
+        node.set("id", Json.value(tx.id()));
+        node.set("state", Json.value(stateText(tx)));
+        node.put("age", age == null ? null : seconds(age));
+        node.put("owner", tx.owner());
+        node.put("application", tx.application());
+        node.put("epoch", tx.epoch());
+        node.put("reason", tx.reason());
+        node.put("code", tx.reasonCode() == null ? null : tx.reasonCode().name());
+        node.set("source", Json.value(tx.document().get("source")));
+        node.set("destination", Json.value(tx.document().get("destination")));
+        node.set("value", Json.value(tx.document().get("value")));
+        node.put("stale", stale);
+        return node;
+    }
+
+    /** The state as stored (a state mongo2pc does not know is shown as it is). */
+    static Object stateText(TransactionView tx) {
+        return tx.state() != null ? tx.state().stored() : tx.document().get("state");
+    }
+
+    static BigDecimal seconds(Duration d) {
+        return BigDecimal.valueOf(d.toMillis()).movePointLeft(3).setScale(3, RoundingMode.UNNECESSARY);
+    }
+
+    /** A table for people: id, state, age, owner, application, epoch, and the reason or the transfer. */
+    static List<String> table(TransactionPage page, Duration leaseIfNone) {
+        List<String[]> rows = new java.util.ArrayList<>();
+        rows.add(new String[] {"ID", "STATE", "AGE", "OWNER", "APPLICATION", "EPOCH", "DETAIL"});
+        for (TransactionView tx : page.transactions()) {
+            String state = String.valueOf(stateText(tx)) + (tx.isStale(page.asOf(), leaseIfNone) ? " (stale)" : "");
+            Object source = tx.document().get("source");
+            String detail = tx.reason() != null ? (tx.reasonCode() == null ? "" : tx.reasonCode() + ": ") + tx.reason()
+                    : source != null ? source + " -> " + tx.document().get("destination") + " " + Json.value(tx.document().get("value"))
+                    : tx.operations().size() + " operation(s)";
+            rows.add(new String[] {String.valueOf(TransactionIds.printable(tx.id())), state, age(page.age(tx)),
+                    dash(tx.owner()), dash(tx.application()), String.valueOf(tx.epoch()), oneLine(detail)});
+        }
+        int[] widths = new int[7];
+        for (String[] row : rows) {
+            for (int i = 0; i < 6; i++) {
+                widths[i] = Math.max(widths[i], row[i].length());
+            }
+        }
+        List<String> lines = new java.util.ArrayList<>();
+        for (String[] row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < 6; i++) {
+                line.append(String.format(Locale.ROOT, "%-" + widths[i] + "s  ", row[i]));
+            }
+            lines.add(line.append(row[6]).toString().stripTrailing());
+        }
+        return lines;
+    }
+
+    /** An age for people: {@code 4.2s}, {@code 3m05s}, {@code 2h07m}, {@code 3d04h}; {@code -} if unknown. */
+    static String age(Duration d) {
+        if (d == null) {
+            return "-";
+        }
+        long s = d.getSeconds();
+        if (s < 60) {
+            return seconds(d).setScale(1, RoundingMode.DOWN).toPlainString() + "s";
+        }
+        if (s < 3600) {
+            return String.format(Locale.ROOT, "%dm%02ds", s / 60, s % 60);
+        }
+        if (s < 86400) {
+            return String.format(Locale.ROOT, "%dh%02dm", s / 3600, s % 3600 / 60);
+        }
+        return String.format(Locale.ROOT, "%dd%02dh", s / 86400, s % 86400 / 3600);
+    }
+
+    /** Reads a state as typed: any of its spellings, in any case. */
+    static TransactionState state(String text) {
+        return TransactionState.parse(text == null ? null : text.trim()).orElseThrow(() -> CliException.badInput(
+                "unknown state '" + text + "': use initial, pending, applied, done, canceling or canceled"));
+    }
+
+    private static String dash(String s) {
+        return s == null ? "-" : s;
+    }
+
+    private static String oneLine(String s) {
+        String line = s.replaceAll("\\s+", " ");
+        return line.length() > 100 ? line.substring(0, 97) + "..." : line;
+    }
+}

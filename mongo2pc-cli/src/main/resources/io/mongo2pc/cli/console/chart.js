@@ -1,0 +1,63 @@
+// Line charts of the console, drawn as plain SVG: no library, nothing fetched. Values are put in
+// the drawing as SVG attributes and text, never parsed as markup.
+var mongo2pcChart = (function () {
+  'use strict';
+  var SVG = 'http://www.w3.org/2000/svg';
+  function svgEl(tag, attrs, text) {
+    var e = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+
+  function niceMax(v) {
+    if (!(v > 0)) { return 1; }
+    var p = Math.pow(10, Math.floor(Math.log10(v)));
+    var steps = [1, 2, 2.5, 5, 10];
+    for (var i = 0; i < steps.length; i++) { if (steps[i] * p >= v) { return steps[i] * p; } }
+    return 10 * p;
+  }
+
+  // Draws lines of points[key] against time, the last windowSeconds up to the newest point.
+  function drawChart(svg, points, lines, windowSeconds) {
+    while (svg.firstChild) { svg.removeChild(svg.firstChild); }
+    var W = 600, H = 180, L = 46, R = 10, T = 10, B = 22;
+    var end = points.length ? Date.parse(points[points.length - 1].at) : Date.now();
+    var start = end - windowSeconds * 1000;
+    var max = 0;
+    points.forEach(function (p) { lines.forEach(function (l) { if (p[l.key] !== null && p[l.key] > max) { max = p[l.key]; } }); });
+    var top = niceMax(max);
+    function x(t) { return L + (W - L - R) * (t - start) / (end - start || 1); }
+    function y(v) { return T + (H - T - B) * (1 - v / top); }
+    for (var i = 0; i <= 4; i++) {
+      var v = top * i / 4;
+      svg.appendChild(svgEl('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), 'class': 'grid' }));
+      svg.appendChild(svgEl('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', 'class': 'axis' },
+        v >= 100 ? String(Math.round(v)) : String(Math.round(v * 100) / 100)));
+    }
+    for (var m = 0; m * 60 <= windowSeconds; m++) {
+      var t = end - m * 60000;
+      svg.appendChild(svgEl('text', { x: x(t), y: H - 6, 'text-anchor': m === 0 ? 'end' : 'middle', 'class': 'axis' },
+        m === 0 ? 'now' : '−' + m + ' min'));
+    }
+    if (!points.length) {
+      svg.appendChild(svgEl('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', 'class': 'empty' }, 'collecting…'));
+      return;
+    }
+    lines.forEach(function (l) {
+      var runs = [[]];
+      points.forEach(function (p) {
+        var t = Date.parse(p.at);
+        if (t < start) { return; }
+        if (p[l.key] === null) { if (runs[runs.length - 1].length) { runs.push([]); } return; }
+        runs[runs.length - 1].push(x(t).toFixed(1) + ',' + y(p[l.key]).toFixed(1));
+      });
+      runs.forEach(function (run) {
+        if (run.length === 1) { run.push(run[0]); }
+        if (run.length) { svg.appendChild(svgEl('polyline', { points: run.join(' '), 'class': 'line ' + l.cls })); }
+      });
+    });
+  }
+
+  return { draw: drawChart };
+}());

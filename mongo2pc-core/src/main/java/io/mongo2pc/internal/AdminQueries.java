@@ -1,0 +1,69 @@
+package io.mongo2pc.internal;
+
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/** An operator's queries and clean-up of the transactions collection: counts, recovery lag, prune. Thread-safe. */
+final class AdminQueries {
+    private final TransactionStore store;
+    private final ServerClock clock;
+    private final Retrier retrier;
+
+    AdminQueries(TransactionStore store, ServerClock clock, Retrier retrier) {
+        this.store = store;
+        this.clock = clock;
+        this.retrier = retrier;
+    }
+
+    /** Deletes terminal transactions not modified for {@code olderThan}; returns how many. */
+    long prune(Duration olderThan) {
+        Instant before = serverTime().minus(olderThan);
+        return retrier.call("prune", null, null, () -> store.collection().deleteMany(
+                new Document(Fields.STATE, new Document("$in", TransactionStore.terminal()))
+                        .append(Fields.LAST_MODIFIED, TransactionStore.notAfter(before))).getDeletedCount());
+    }
+
+    /** How many transactions are in each state. */
+    Map<TransactionState, Long> counts() {
+        Map<TransactionState, Long> counts = new EnumMap<>(TransactionState.class);
+        for (TransactionState state : TransactionState.values()) {
+            counts.put(state, retrier.call("count", null, null,
+                    () -> store.collection().countDocuments(new Document(Fields.STATE, TransactionStore.in(state)))));
+        }
+        return counts;
+    }
+
+    /** How long the least recently modified open transaction has waited, by the server's clock. */
+    Duration oldestOpen() {
+        List<String> open = new ArrayList<>();
+        for (TransactionState s : TransactionState.open()) {
+            open.addAll(s.spellings());
+        }
+        Document oldest = retrier.call("find oldest", null, null, () -> store.collection()
+                .find(new Document(Fields.STATE, new Document("$in", open)))
+                .projection(new Document(Fields.LAST_MODIFIED, 1))
+                .sort(new Document(Fields.LAST_MODIFIED, 1)).limit(1).first());
+        if (oldest == null) {
+            return Duration.ZERO;
+        }
+        Date modified = oldest.getDate(Fields.LAST_MODIFIED);
+        if (modified == null) {
+            return Duration.ZERO;
+        }
+        Duration age = Duration.between(modified.toInstant(), serverTime());
+        return age.isNegative() ? Duration.ZERO : age;
+    }
+
+    /** Server time now. */
+    Instant serverTime() {
+        return retrier.call("read clock", null, null, clock::now);
+    }
+}

@@ -1,0 +1,78 @@
+package io.mongo2pc.internal;
+
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionMetrics;
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * A transaction this process owns under {@code epoch}, as the drive loop and the finisher carry
+ * it. Not thread-safe: one thread holds it at a time (its caller's, then perhaps the finisher's).
+ */
+final class OwnedTransaction {
+    /** The most writes sent in one request; larger transactions go one by one, renewing their lease between. */
+    private static final int MAX_BATCH = 8;
+
+    final Object id;
+    final long epoch;
+    final List<Operation> ops;
+    final long startNanos = System.nanoTime();
+    TransactionState state;
+    String reason;
+    ReasonCode code;
+    /** Server time after which the server refuses this owner's participant writes. */
+    Instant deadline;
+    long stampedNanos;
+    /** The two-round commit's nonce (in its document and every entry), or null under the tutorial's rules. */
+    String nonce;
+
+    OwnedTransaction(Object id, long epoch, List<Operation> ops, TransactionState state, String reason) {
+        this.id = id;
+        this.epoch = epoch;
+        this.ops = ops;
+        this.state = state;
+        this.reason = reason;
+    }
+
+    /** The reason fields of a cancel: the text, and the code when there is one. */
+    Document reasonFields() {
+        Document fields = new Document(Fields.REASON, reason);
+        return code == null ? fields : fields.append(Fields.CODE, code.name());
+    }
+
+    /** A transfer's shape: a few increments, all in one collection, so one request can carry them all. */
+    boolean batchable() {
+        if (ops.size() < 2 || ops.size() > MAX_BATCH) {
+            return false;
+        }
+        DocumentRef first = ops.get(0).document();
+        for (Operation op : ops) {
+            DocumentRef ref = op.document();
+            if (!(op instanceof Operation.Increment) || !ref.target().equals(first.target())
+                    || !ref.database().equals(first.database()) || !ref.collection().equals(first.collection())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The operations of a {@link #batchable} transaction. */
+    List<Operation.Increment> increments() {
+        return ops.stream().map(Operation.Increment.class::cast).toList();
+    }
+
+    /** Metrics of a transaction this process drove to its end. */
+    void counted(TransactionMetrics metrics) {
+        if (state == TransactionState.CANCELED) {
+            metrics.canceled(reason);
+        } else if (state == TransactionState.DONE) {
+            metrics.committed(Duration.ofNanos(System.nanoTime() - startNanos));
+        }
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * Extension points and test seams of {@link io.mongo2pc.TransactionManager}: the
+ * {@link io.mongo2pc.spi.CrashHook} called at every {@link io.mongo2pc.spi.CrashPoint} of the
+ * protocol (production passes {@code CrashHook.NONE}; tests and the CLI's demo stop a transaction
+ * between any two writes with it, throwing a {@link io.mongo2pc.spi.SimulatedCrash}).
+ */
+package io.mongo2pc.spi;
