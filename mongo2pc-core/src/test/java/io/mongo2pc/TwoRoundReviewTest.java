@@ -2,6 +2,8 @@ package io.mongo2pc;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
