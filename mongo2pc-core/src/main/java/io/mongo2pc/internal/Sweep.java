@@ -59,9 +59,8 @@ final class Sweep {
             }
             try {
                 MongoCollection<Document> coll = targets.collection(target, database, collection);
-                List<Document> marked = coll.find(new Document(Fields.MARKERS + ".0", new Document("$exists", true)))
-                        .projection(Projections.exclude("__none")).limit(BATCH).into(new ArrayList<>());
-                for (Document doc : marked) {
+                for (Document doc : coll.find(new Document(Fields.MARKERS + ".0", new Document("$exists", true)))
+                        .projection(Projections.exclude("__none")).batchSize(BATCH)) {
                     removed += resolver.resolve(coll, doc, null);
                 }
             } catch (MongoException e) {
