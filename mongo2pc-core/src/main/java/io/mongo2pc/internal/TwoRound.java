@@ -103,7 +103,7 @@ final class TwoRound {
         switch (inserted.get(0)) {
             case OURS -> {
                 c.settings().metrics().started();
-                decide(tx, sent);
+                decide(tx, sent, until);
                 return finish.drive(tx, true);
             }
             case ABANDONED -> {
@@ -166,7 +166,7 @@ final class TwoRound {
      * Settles every prepare of the round, then commits (all in effect) or cancels (a refusal that
      * stands, once every prepare in doubt was waited out).
      */
-    private void decide(OwnedTransaction tx, RoundOne.Sent[] sent) {
+    private void decide(OwnedTransaction tx, RoundOne.Sent[] sent, Instant roundOneUntil) {
         Participants.Result refusal = null;
         for (int i = 0; i < tx.ops.size(); i++) {
             RoundOne.Sent s = sent[i];
@@ -223,7 +223,15 @@ final class TwoRound {
             }
         }
         if (refusal == null) {
-            c.writes().move(tx, Transition.PENDING_TO_APPLIED, null);
+            // Only a document inserted before its deadline: one inserted later may have had its prepares
+            // undone behind a tombstone by a resolver, and the tombstone pruned since (recovery cancels
+            // such a document for the same reason).
+            Document notLate = roundOneUntil == null ? null : new Document(INSERTED_AT, new Document("$lt", Date.from(roundOneUntil)));
+            if (!c.writes().moveIf(tx, Transition.PENDING_TO_APPLIED, null, notLate)) {
+                tx.reason = "its document was inserted after its deadline " + roundOneUntil;
+                tx.code = ReasonCode.TIMED_OUT;
+                c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
+            }
         } else {
             tx.reason = refusal.reason();
             tx.code = refusal.code();
@@ -275,7 +283,7 @@ final class TwoRound {
                     c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                 } else {
                     RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, tx.increments(), tx.deadline, null, new ArrayList<>());
-                    decide(tx, sent);
+                    decide(tx, sent, null); // not late: checked at the takeover
                 }
             }
             TransactionOutcome outcome = finish.drive(tx, false);
