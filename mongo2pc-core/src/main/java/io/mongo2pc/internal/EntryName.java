@@ -29,7 +29,7 @@ final class EntryName {
             return PREFIX + "o" + oid.toHexString();
         }
         if (id instanceof String s) {
-            return PREFIX + "s" + s.replace("%", "%25").replace(".", "%2E").replace("$", "%24");
+            return PREFIX + "s" + s.replace("%", "%25").replace(".", "%2E").replace("$", "%24").replace("\0", "%00");
         }
         BigDecimal whole = wholeNumber(id);
         if (whole != null) {
