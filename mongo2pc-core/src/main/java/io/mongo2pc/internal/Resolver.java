@@ -113,7 +113,8 @@ final class Resolver {
     private Document tombstone(Object txId, String nonce, Instant until) {
         crashHook.reached(CrashPoint.before(Step.TOMBSTONE, -1), txId);
         try {
-            store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRound.INSERTED_AT, new Document("$exists", false)),
+            store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRound.INSERTED_AT, new Document("$exists", false))
+                            .append(Fields.STATE, new Document("$exists", false)),
                     new Document("$setOnInsert", new Document(Fields.STATE, TransactionState.CANCELED.stored())
                             .append(TOMBSTONE, true).append(TwoRound.PROTOCOL, TwoRound.RULES)
                             .append(TwoRound.NONCE, nonce).append(Fields.CODE, ReasonCode.TIMED_OUT.name())

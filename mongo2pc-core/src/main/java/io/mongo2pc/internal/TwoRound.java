@@ -132,7 +132,9 @@ final class TwoRound {
 
     /** The insert of round 1: an insert-if-absent, so a late copy can never change an existing document. */
     private Insert insert(OwnedTransaction tx, Document doc, String token) {
-        Document filter = new Document(Fields.ID, tx.id).append(INSERTED_AT, new Document("$exists", false));
+        // Every transaction document has a state (a tutorial-rules one has no insertedAt): this matches none.
+        Document filter = new Document(Fields.ID, tx.id).append(INSERTED_AT, new Document("$exists", false))
+                .append(Fields.STATE, new Document("$exists", false));
         Document update = new Document("$setOnInsert", doc)
                 .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(INSERTED_AT, true));
         return c.retrier().call("insert", tx.id, null, () -> {
