@@ -61,7 +61,7 @@ final class Sweep {
                 MongoCollection<Document> coll = targets.collection(target, database, collection);
                 for (Document doc : coll.find(new Document(Fields.MARKERS + ".0", new Document("$exists", true)))
                         .projection(Projections.exclude("__none")).batchSize(BATCH)) {
-                    removed += resolver.resolve(coll, doc, null);
+                    removed += resolver.resolve(coll, doc, null, null);
                 }
             } catch (MongoException e) {
                 // a target down: the next pass tries again

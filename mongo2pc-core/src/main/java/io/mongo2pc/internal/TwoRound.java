@@ -247,7 +247,7 @@ final class TwoRound {
         var coll = c.targets().collection(ref);
         return c.retrier().call("resolve markers", tx.id, tx.state, () -> {
             Document doc = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
-            return doc == null ? 0 : c.resolver().resolve(coll, doc, tx.id);
+            return doc == null ? 0 : c.resolver().resolve(coll, doc, tx.id, tx.nonce);
         });
     }
 
