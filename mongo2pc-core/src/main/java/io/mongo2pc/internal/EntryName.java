@@ -1,6 +1,7 @@
 package io.mongo2pc.internal;
 
 import io.mongo2pc.Numbers;
+import org.bson.Document;
 import org.bson.types.ObjectId;
 
 import java.math.BigDecimal;
@@ -28,7 +29,7 @@ final class EntryName {
             return PREFIX + "o" + oid.toHexString();
         }
         if (id instanceof String s) {
-            return PREFIX + "s" + s.replace("%", "%25").replace(".", "%2E").replace("$", "%24");
+            return PREFIX + "s" + s.replace("%", "%25").replace(".", "%2E").replace("$", "%24").replace("\0", "%00");
         }
         BigDecimal whole = wholeNumber(id);
         if (whole != null) {
@@ -36,6 +37,20 @@ final class EntryName {
         }
         throw new IllegalArgumentException("a transaction id must be an ObjectId, a string or a whole number with the "
                 + "two-round commit, not " + id);
+    }
+
+    /**
+     * {@code filter} also requiring that {@code txId} has no two-round entry on the document: a
+     * tutorial-rules write of a marker matches only its own marker, never another transaction's
+     * with the same id under the two-round rules (an id no entry can be named after has none).
+     */
+    static Document withoutEntry(Document filter, Object txId) {
+        return supports(txId) ? filter.append(of(txId), new Document("$exists", false)) : filter;
+    }
+
+    /** True if {@code doc} carries a two-round entry of transaction {@code txId}. */
+    static boolean on(Document doc, Object txId) {
+        return supports(txId) && doc.get(of(txId)) instanceof Document;
     }
 
     /** True for the name of an entry (a field this library adds beside a marker). */

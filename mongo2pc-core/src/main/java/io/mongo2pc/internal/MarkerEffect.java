@@ -35,7 +35,8 @@ record MarkerEffect(Object id, String field, Object marker, boolean added, Strin
                     if (entry != null && update.get("$set") instanceof Document set && set.get(entry) instanceof Document written) {
                         return new MarkerEffect(id, e.getKey(), e.getValue(), true, entry, written.get(Entries.NONCE));
                     }
-                    return new MarkerEffect(id, e.getKey(), e.getValue(), true, null, null);
+                    // The tutorial's rules: in effect only without a two-round entry of that id.
+                    return new MarkerEffect(id, e.getKey(), e.getValue(), true, entry, null);
                 }
             }
         }
@@ -59,7 +60,9 @@ record MarkerEffect(Object id, String field, Object marker, boolean added, Strin
         boolean present = current.get(field) instanceof List<?> markers
                 && markers.stream().anyMatch(m -> Participants.sameId(m, marker));
         if (present && added && entry != null) {
-            return current.get(entry) instanceof Document written && java.util.Objects.equals(written.get(Entries.NONCE), nonce);
+            Object written = current.get(entry);
+            return nonce == null ? !(written instanceof Document)
+                    : written instanceof Document w && java.util.Objects.equals(w.get(Entries.NONCE), nonce);
         }
         return present == added;
     }

@@ -132,16 +132,28 @@ final class OwnerWrites {
      * ({@link TransactionStore#transition}) between the crash points of {@code t}'s write.
      */
     void move(OwnedTransaction tx, Transition t, Document extra) {
+        moveIf(tx, t, extra, null);
+    }
+
+    /**
+     * {@link #move} only where {@code condition} (more of the transaction document's fields) also
+     * holds; false, with nothing moved, if the transaction is still where it was under this owner
+     * but {@code condition} does not hold. With no condition, always true.
+     */
+    boolean moveIf(OwnedTransaction tx, Transition t, Document extra, Document condition) {
         TransactionState from = tx.state;
         TransactionState to = t.to(from);
         crashPoints.reach(t, CrashPoint.Phase.BEFORE, tx.id);
-        Instant stamp = retrier.call(t.label(), tx.id, from, () -> crashPoints.reached(moveOnce(tx, t, extra), t, tx.id));
+        Instant stamp = retrier.call(t.label(), tx.id, from, () -> crashPoints.reached(moveOnce(tx, t, extra, condition), t, tx.id));
         if (stamp == null) {
             Document current = retrier.call("read", tx.id, from, () -> store.find(tx.id));
             boolean ackLost = current != null && TransactionStore.stateOf(current) == to
                     && TransactionStore.epochOf(current) == tx.epoch;
             if (ackLost) {
                 stamp = TransactionStore.stamped(current);
+            } else if (condition != null && current != null && TransactionStore.stateOf(current) == from
+                    && TransactionStore.epochOf(current) == tx.epoch) {
+                return false;
             } else {
                 settings.metrics().leaseLost();
                 throw new LeaseLostException("transaction " + tx.id + ": expected state " + from.stored() + " under epoch "
@@ -152,6 +164,7 @@ final class OwnerWrites {
         }
         tx.state = to;
         stamped(tx, stamp);
+        return true;
     }
 
     /**
@@ -161,12 +174,16 @@ final class OwnerWrites {
      * single-request compare-and-set returns the stamp, or null if it does not match (perhaps
      * because the combined one did: the caller reads the document to tell).
      */
-    private Instant moveOnce(OwnedTransaction tx, Transition t, Document extra) {
+    private Instant moveOnce(OwnedTransaction tx, Transition t, Document extra, Document condition) {
         Instant sentAfter = clock.lowerBound();
-        if (transactionWrites.write(TransactionStore.transitionWrite(t, tx.state, TransactionStore.owned(tx.id, tx.epoch), extra))) {
+        Document match = TransactionStore.owned(tx.id, tx.epoch);
+        if (condition != null) {
+            match.putAll(condition);
+        }
+        if (transactionWrites.write(TransactionStore.transitionWrite(t, tx.state, match, extra))) {
             return sentAfter;
         }
-        return store.move(tx.id, tx.epoch, t, tx.state, extra);
+        return store.move(match, t, tx.state, extra);
     }
 
     /** Long transactions stamp lastModified between state changes so their lease does not run out. */

@@ -99,7 +99,7 @@ final class Participants {
         List<UpdateOneModel<Document>> writes = new ArrayList<>(ops.size());
         for (Operation.Increment inc : ops) {
             writes.add(new UpdateOneModel<>(
-                    fenced(new Document(Fields.ID, inc.document().id()), deadline).append(Fields.MARKERS, txId),
+                    EntryName.withoutEntry(fenced(new Document(Fields.ID, inc.document().id()), deadline).append(Fields.MARKERS, txId), txId),
                     new Document("$pull", new Document(Fields.MARKERS, txId))));
         }
         return writes;
@@ -108,7 +108,7 @@ final class Participants {
     /** True if every operation is in effect for {@code txId} (its marker is on its document). */
     boolean allApplied(List<Operation> ops, Object txId) {
         for (Operation op : ops) {
-            if (targets.collection(op.document()).find(new Document(Fields.ID, op.document().id()).append(Fields.MARKERS, txId))
+            if (targets.collection(op.document()).find(EntryName.withoutEntry(new Document(Fields.ID, op.document().id()).append(Fields.MARKERS, txId), txId))
                     .projection(Projections.include(Fields.ID)).first() == null) {
                 return false;
             }
@@ -317,12 +317,12 @@ final class Participants {
     }
 
     private static Result markerWrite(MongoCollection<Document> coll, Operation op, Object txId, Instant deadline, Document update) {
-        Document filter = fenced(new Document(Fields.ID, op.document().id()), deadline).append(Fields.MARKERS, txId);
+        Document filter = EntryName.withoutEntry(fenced(new Document(Fields.ID, op.document().id()), deadline).append(Fields.MARKERS, txId), txId);
         if (coll.updateOne(filter, update).getMatchedCount() == 1) {
             return Result.DONE;
         }
         // Matched nothing: either the marker is gone (done before) or the deadline passed first.
-        Document current = coll.find(new Document(Fields.ID, op.document().id()).append(Fields.MARKERS, txId))
+        Document current = coll.find(EntryName.withoutEntry(new Document(Fields.ID, op.document().id()).append(Fields.MARKERS, txId), txId))
                 .projection(Projections.include(Fields.ID)).first();
         return current == null ? Result.DONE : Result.EXPIRED;
     }
@@ -335,6 +335,10 @@ final class Participants {
             return Result.refused(ReasonCode.DOCUMENT_MISSING, "document " + op.document() + " does not exist");
         }
         List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
+        if (markers.stream().anyMatch(m -> sameId(m, txId)) && EntryName.on(current, txId)) {
+            return Result.busy(ReasonCode.CONFLICT, "conflict: document " + op.document()
+                    + " is prepared by a two-round transaction with the same id " + txId);
+        }
         if (markers.stream().anyMatch(m -> sameId(m, txId))) {
             return Result.DONE; // applied before (by us with the acknowledgement lost, or by a previous owner)
         }

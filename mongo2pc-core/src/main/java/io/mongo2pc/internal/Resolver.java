@@ -46,9 +46,11 @@ final class Resolver {
 
     /**
      * Resolves what can be resolved of the entries on {@code doc} (as read from {@code coll}) of
-     * transactions other than {@code own}; returns how many entries it removed.
+     * transactions other than {@code own} (its id with its nonce {@code ownNonce}: an entry of the
+     * same id under another nonce is another run's, resolved like any other); returns how many
+     * entries it removed.
      */
-    int resolve(MongoCollection<Document> coll, Document doc, Object own) {
+    int resolve(MongoCollection<Document> coll, Document doc, Object own, String ownNonce) {
         int removed = 0;
         Supplier<Instant> now = new Supplier<>() {
             private Instant read;
@@ -59,10 +61,13 @@ final class Resolver {
             }
         };
         for (Object marker : new ArrayList<>(doc.getList(Fields.MARKERS, Object.class, List.of()))) {
-            if (own != null && Participants.sameId(marker, own)) {
-                continue;
+            if (!EntryName.supports(marker)) {
+                continue; // no entry is named after such an id: a transaction of the tutorial's rules
             }
             Document entry = doc.get(EntryName.of(marker)) instanceof Document d ? d : null;
+            if (own != null && Participants.sameId(marker, own) && (entry == null || java.util.Objects.equals(ownNonce, entry.get(Entries.NONCE)))) {
+                continue;
+            }
             if (entry == null || !coordinator.equals(entry.get(Entries.COORDINATOR))
                     || !(entry.get(Entries.NONCE) instanceof String nonce) || !(entry.get(Entries.UNTIL) instanceof Date until)) {
                 continue; // a transaction of the tutorial's rules, or of another coordinator: not ours to judge
@@ -113,7 +118,8 @@ final class Resolver {
     private Document tombstone(Object txId, String nonce, Instant until) {
         crashHook.reached(CrashPoint.before(Step.TOMBSTONE, -1), txId);
         try {
-            store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRound.INSERTED_AT, new Document("$exists", false)),
+            store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRound.INSERTED_AT, new Document("$exists", false))
+                            .append(Fields.STATE, new Document("$exists", false)),
                     new Document("$setOnInsert", new Document(Fields.STATE, TransactionState.CANCELED.stored())
                             .append(TOMBSTONE, true).append(TwoRound.PROTOCOL, TwoRound.RULES)
                             .append(TwoRound.NONCE, nonce).append(Fields.CODE, ReasonCode.TIMED_OUT.name())

@@ -10,7 +10,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -59,10 +58,9 @@ final class Sweep {
             }
             try {
                 MongoCollection<Document> coll = targets.collection(target, database, collection);
-                List<Document> marked = coll.find(new Document(Fields.MARKERS + ".0", new Document("$exists", true)))
-                        .projection(Projections.exclude("__none")).limit(BATCH).into(new ArrayList<>());
-                for (Document doc : marked) {
-                    removed += resolver.resolve(coll, doc, null);
+                for (Document doc : coll.find(new Document(Fields.MARKERS + ".0", new Document("$exists", true)))
+                        .projection(Projections.exclude("__none")).batchSize(BATCH)) {
+                    removed += resolver.resolve(coll, doc, null, null);
                 }
             } catch (MongoException e) {
                 // a target down: the next pass tries again

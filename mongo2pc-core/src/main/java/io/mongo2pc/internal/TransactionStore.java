@@ -106,7 +106,12 @@ final class TransactionStore {
      * {@code extra} fields are set in the same write.
      */
     Instant move(Object id, long epoch, Transition t, TransactionState from, Document extra) {
-        return stamped(transition(t, from, owned(id, epoch), extra, STAMP));
+        return move(owned(id, epoch), t, from, extra);
+    }
+
+    /** {@link #move} of the transaction {@code match} names (its id, epoch and any further condition). */
+    Instant move(Document match, Transition t, TransactionState from, Document extra) {
+        return stamped(transition(t, from, match, extra, STAMP));
     }
 
     /** Stamps {@code lastModified} anew if {@code id} is still in {@code state} under {@code epoch}: the owner's lease renewed. */

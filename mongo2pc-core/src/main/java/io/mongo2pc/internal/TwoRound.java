@@ -103,7 +103,7 @@ final class TwoRound {
         switch (inserted.get(0)) {
             case OURS -> {
                 c.settings().metrics().started();
-                decide(tx, sent);
+                decide(tx, sent, until);
                 return finish.drive(tx, true);
             }
             case ABANDONED -> {
@@ -132,7 +132,9 @@ final class TwoRound {
 
     /** The insert of round 1: an insert-if-absent, so a late copy can never change an existing document. */
     private Insert insert(OwnedTransaction tx, Document doc, String token) {
-        Document filter = new Document(Fields.ID, tx.id).append(INSERTED_AT, new Document("$exists", false));
+        // Every transaction document has a state (a tutorial-rules one has no insertedAt): this matches none.
+        Document filter = new Document(Fields.ID, tx.id).append(INSERTED_AT, new Document("$exists", false))
+                .append(Fields.STATE, new Document("$exists", false));
         Document update = new Document("$setOnInsert", doc)
                 .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(INSERTED_AT, true));
         return c.retrier().call("insert", tx.id, null, () -> {
@@ -166,7 +168,7 @@ final class TwoRound {
      * Settles every prepare of the round, then commits (all in effect) or cancels (a refusal that
      * stands, once every prepare in doubt was waited out).
      */
-    private void decide(OwnedTransaction tx, RoundOne.Sent[] sent) {
+    private void decide(OwnedTransaction tx, RoundOne.Sent[] sent, Instant roundOneUntil) {
         Participants.Result refusal = null;
         for (int i = 0; i < tx.ops.size(); i++) {
             RoundOne.Sent s = sent[i];
@@ -223,7 +225,15 @@ final class TwoRound {
             }
         }
         if (refusal == null) {
-            c.writes().move(tx, Transition.PENDING_TO_APPLIED, null);
+            // Only a document inserted before its deadline: one inserted later may have had its prepares
+            // undone behind a tombstone by a resolver, and the tombstone pruned since (recovery cancels
+            // such a document for the same reason).
+            Document notLate = roundOneUntil == null ? null : new Document(INSERTED_AT, new Document("$lt", Date.from(roundOneUntil)));
+            if (!c.writes().moveIf(tx, Transition.PENDING_TO_APPLIED, null, notLate)) {
+                tx.reason = "its document was inserted after its deadline " + roundOneUntil;
+                tx.code = ReasonCode.TIMED_OUT;
+                c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
+            }
         } else {
             tx.reason = refusal.reason();
             tx.code = refusal.code();
@@ -237,7 +247,7 @@ final class TwoRound {
         var coll = c.targets().collection(ref);
         return c.retrier().call("resolve markers", tx.id, tx.state, () -> {
             Document doc = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
-            return doc == null ? 0 : c.resolver().resolve(coll, doc, tx.id);
+            return doc == null ? 0 : c.resolver().resolve(coll, doc, tx.id, tx.nonce);
         });
     }
 
@@ -275,7 +285,7 @@ final class TwoRound {
                     c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                 } else {
                     RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, tx.increments(), tx.deadline, null, new ArrayList<>());
-                    decide(tx, sent);
+                    decide(tx, sent, null); // not late: checked at the takeover
                 }
             }
             TransactionOutcome outcome = finish.drive(tx, false);
