@@ -28,6 +28,11 @@ final class ServeCommand extends BaseCommand {
                     "standing for the network and replication of a real deployment; e.g. 1ms; at most 5s (default: none)"})
     Duration latency;
 
+    @Option(names = "--worker-threads", paramLabel = "N",
+            description = {"network threads, each serving its share of the connections; a long request (a scan of a",
+                    "large collection) delays the others of its thread meanwhile (default: the number of cores)"})
+    Integer workerThreads;
+
     static final class Storage {
         @Option(names = "--data", paramLabel = "DIR", description = "keep data in DIR (default: ./mongo2pc-data)")
         Path data;
@@ -49,10 +54,17 @@ final class ServeCommand extends BaseCommand {
             throw CliException.badInput("--latency must be at most 5s (the driver's connect timeout is 10s), got "
                     + DurationConverter.format(latency));
         }
+        if (workerThreads != null && (workerThreads < 1 || workerThreads > 1024)) {
+            throw CliException.badInput("--worker-threads must be between 1 and 1024, got " + workerThreads);
+        }
         Path dir = storage.inMemory ? null : storage.data == null ? Connection.DEFAULT_DATA_DIR : storage.data;
         EmbeddedServer server;
         try {
-            server = (dir == null ? EmbeddedServer.inMemory() : EmbeddedServer.onDisk(dir)).withLatency(latency).start(port);
+            EmbeddedServer configured = (dir == null ? EmbeddedServer.inMemory() : EmbeddedServer.onDisk(dir)).withLatency(latency);
+            if (workerThreads != null) {
+                configured = configured.withWorkerThreads(workerThreads);
+            }
+            server = configured.start(port);
         } catch (Exception e) {
             String why = Connection.rootMessage(e);
             if (e instanceof BindException || why.contains("Address already in use")) {

@@ -1,5 +1,6 @@
 package io.mongo2pc.cli;
 
+import io.mongo2pc.testing.TestManagers;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.mongodb.client.MongoDatabase;
 import io.mongo2pc.spi.CrashHook;
@@ -304,8 +305,8 @@ class CommandsTest {
     @Test
     void recover_rollsForwardACrashedTransfer_withTheContractKeys() {
         accounts(1000, 1000);
-        TransactionManager crashy = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(mongo.database()).application("crashy").lease(Duration.ofSeconds(30))
+        TransactionManager crashy = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "crashy")
+                .lease(Duration.ofSeconds(30))
                 .crashHook(crashAt(CrashPoint.after(CrashPoint.Step.APPLY, 0)))).build();
         try {
             new Bank(crashy).transfer("A", "B", 100L);
@@ -352,8 +353,8 @@ class CommandsTest {
     @Test
     void cancel_pendingOwnedByALiveOwner_exit3() {
         accounts(1000, 1000);
-        TransactionManager crashy = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(mongo.database()).application("live").lease(Duration.ofMinutes(5))
+        TransactionManager crashy = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "live")
+                .lease(Duration.ofMinutes(5))
                 .crashHook(crashAt(CrashPoint.after(CrashPoint.Step.APPLY, 0)))).build();
         Object id = null;
         try {

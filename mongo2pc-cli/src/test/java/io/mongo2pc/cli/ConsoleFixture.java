@@ -1,5 +1,6 @@
 package io.mongo2pc.cli;
 
+import io.mongo2pc.testing.TestManagers;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.mongo2pc.spi.CrashHook;
@@ -134,8 +135,8 @@ final class ConsoleFixture implements AutoCloseable {
                 throw new IllegalStateException(String.valueOf(id));
             }
         };
-        TransactionManager dying = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(mongo.database()).application("dying").lease(lease).crashHook(crash)).build();
+        TransactionManager dying = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "dying")
+                .lease(lease).crashHook(crash)).build();
         try {
             new Bank(dying).transfer("A", "B", 100L);
             throw new AssertionError("the crash hook did not fire");

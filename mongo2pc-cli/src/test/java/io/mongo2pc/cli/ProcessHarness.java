@@ -1,5 +1,6 @@
 package io.mongo2pc.cli;
 
+import io.mongo2pc.testing.TestManagers;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.mongodb.client.MongoClient;
@@ -154,8 +155,7 @@ final class ProcessHarness implements AutoCloseable {
         private final List<Object> submitted = new ArrayList<>();
 
         Ledger(MongoClient client, String db, int accountCount, long balance) {
-            TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", client)
-                    .database(db).application("it-submitter")).build();
+            TransactionManager manager = Bank.configure(TestManagers.builder(client, db, "it-submitter")).build();
             this.bank = new Bank(manager);
             this.accounts = client.getDatabase(db).getCollection("accounts");
             this.transactions = client.getDatabase(db).getCollection("transactions");

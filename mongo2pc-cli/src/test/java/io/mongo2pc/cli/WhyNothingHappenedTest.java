@@ -1,5 +1,6 @@
 package io.mongo2pc.cli;
 
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
@@ -33,8 +34,8 @@ class WhyNothingHappenedTest {
 
     /** A transfer whose owner, with a lease of {@code lease}, stopped after its debit. */
     private void crashedTransfer(Duration lease) {
-        TransactionManager owner = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(mongo.database()).application("crashed").lease(lease)
+        TransactionManager owner = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "crashed")
+                .lease(lease)
                 .crashHook((point, id) -> {
                     if (point.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0))) {
                         throw new IllegalStateException("crash");

@@ -26,12 +26,20 @@ final class StoredOperations {
 
     /** The operations of a stored transaction; throws IllegalStateException if none can be read. */
     List<Operation> of(Document transaction) {
+        return of(transaction, settings.codecs(), settings.database());
+    }
+
+    /**
+     * The operations of a transaction document: its {@code ops}, else what the first codec that
+     * recognises it reads (e.g. a tutorial transfer). Throws {@link IllegalStateException} if none can.
+     */
+    static List<Operation> of(Document transaction, List<TransactionCodec> codecs, String database) {
         List<Document> stored = transaction.getList(Fields.OPS, Document.class);
         if (stored != null) {
             return OperationCodec.decode(stored);
         }
-        for (TransactionCodec codec : settings.codecs()) {
-            Optional<List<Operation>> ops = codec.operations(transaction, settings.database());
+        for (TransactionCodec codec : codecs) {
+            Optional<List<Operation>> ops = codec.operations(transaction, database);
             if (ops.isPresent()) {
                 return ops.get();
             }

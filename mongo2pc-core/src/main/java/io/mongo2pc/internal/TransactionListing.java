@@ -41,7 +41,7 @@ public final class TransactionListing {
         this.transactions = transactions;
         this.serverTime = serverTime;
         List<TransactionCodec> readers = List.copyOf(codecs);
-        this.operationsOf = doc -> StoredTransactions.operations(doc, readers, database);
+        this.operationsOf = doc -> StoredOperations.of(doc, readers, database);
     }
 
     public TransactionPage list(TransactionQuery query) {

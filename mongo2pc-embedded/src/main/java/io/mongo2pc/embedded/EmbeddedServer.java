@@ -33,32 +33,35 @@ import java.util.Optional;
  */
 public final class EmbeddedServer implements AutoCloseable {
 
-    /**
-     * Netty worker threads (event loops), each serving its share of the connections. No request
-     * waits for the disk on them (replies wait in a {@code ReplyGate}), so one per core keeps the
-     * cores busy with the fewest thread switches; a long request (a scan of a large collection)
-     * delays the other connections of its event loop meanwhile.
-     */
-    private static final int WORKER_THREADS = Integer.getInteger("mongo2pc.embedded.workerThreads",
-            Runtime.getRuntime().availableProcessors());
-
     private final Path dataDir;
     private final long compactThreshold;
     private final Duration latency;
+    private final int workerThreads;
+    private final Duration commitDelay;
+    private final int maxConcurrentForces;
     private AddedLatency addedLatency;
     private DurableStore store;
     private MongoServer server;
     private InetSocketAddress address;
 
-    private EmbeddedServer(Path dataDir, long compactThreshold, Duration latency) {
+    private EmbeddedServer(Path dataDir, long compactThreshold, Duration latency, int workerThreads,
+                           Duration commitDelay, int maxConcurrentForces) {
         this.dataDir = dataDir;
         this.compactThreshold = compactThreshold;
         this.latency = latency;
+        this.workerThreads = workerThreads;
+        this.commitDelay = commitDelay;
+        this.maxConcurrentForces = maxConcurrentForces;
+    }
+
+    private EmbeddedServer(Path dataDir, long compactThreshold) {
+        this(dataDir, compactThreshold, Duration.ZERO, Runtime.getRuntime().availableProcessors(),
+                DurableStore.DEFAULT_COMMIT_DELAY, DurableStore.DEFAULT_MAX_CONCURRENT_FORCES);
     }
 
     /** A server whose data lives in memory only and is gone when it stops. */
     public static EmbeddedServer inMemory() {
-        return new EmbeddedServer(null, 0, Duration.ZERO);
+        return new EmbeddedServer(null, 0);
     }
 
     /**
@@ -70,12 +73,74 @@ public final class EmbeddedServer implements AutoCloseable {
      * @throws IllegalArgumentException if {@code latency} is negative or more than 5 seconds
      */
     public EmbeddedServer withLatency(Duration latency) {
-        return new EmbeddedServer(dataDir, compactThreshold, AddedLatency.check(latency));
+        return new EmbeddedServer(dataDir, compactThreshold, AddedLatency.check(latency), workerThreads, commitDelay,
+                maxConcurrentForces);
     }
 
     /** The latency added to every request (zero: none). */
     public Duration latency() {
         return latency;
+    }
+
+    /**
+     * This server (not started yet) with {@code threads} network threads (event loops), each
+     * serving its share of the connections. No request waits for the disk on them (replies wait
+     * in their connection's gate), so one per core (the default) keeps the cores busy with the
+     * fewest thread switches; a long request (a scan of a large collection) delays the other
+     * connections of its event loop meanwhile: more threads if that matters more than throughput.
+     *
+     * @throws IllegalArgumentException if {@code threads} is not between 1 and 1024
+     */
+    public EmbeddedServer withWorkerThreads(int threads) {
+        if (threads < 1 || threads > 1024) {
+            throw new IllegalArgumentException("worker threads must be between 1 and 1024, was " + threads);
+        }
+        return new EmbeddedServer(dataDir, compactThreshold, latency, threads, commitDelay, maxConcurrentForces);
+    }
+
+    /** The number of network threads (default: the number of cores). */
+    public int workerThreads() {
+        return workerThreads;
+    }
+
+    /**
+     * This server (not started yet, on disk) letting the log writer hold a force of the log back
+     * for up to {@code delay} while other requests are still being handled, so one force covers
+     * their records too; it forces as soon as the last of them finishes, and a lone request never
+     * waits. Zero forces at once. Default 200 µs. No effect in memory.
+     *
+     * @throws IllegalArgumentException if {@code delay} is negative or more than 1 second
+     */
+    public EmbeddedServer withCommitDelay(Duration delay) {
+        Objects.requireNonNull(delay, "delay");
+        if (delay.isNegative() || delay.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new IllegalArgumentException("commit delay must be between 0 and 1 second, was " + delay);
+        }
+        return new EmbeddedServer(dataDir, compactThreshold, latency, workerThreads, delay, maxConcurrentForces);
+    }
+
+    /** How long a force of the log may be held back for requests still being handled. */
+    public Duration commitDelay() {
+        return commitDelay;
+    }
+
+    /**
+     * This server (not started yet, on disk) allowing {@code forces} forces of the log to run at
+     * once. The log writer runs one at a time, so this matters only for threads that wait for
+     * durability outside the wire protocol, and for closing. Default 4. No effect in memory.
+     *
+     * @throws IllegalArgumentException if {@code forces} is not between 1 and 64
+     */
+    public EmbeddedServer withMaxConcurrentForces(int forces) {
+        if (forces < 1 || forces > 64) {
+            throw new IllegalArgumentException("concurrent forces must be between 1 and 64, was " + forces);
+        }
+        return new EmbeddedServer(dataDir, compactThreshold, latency, workerThreads, commitDelay, forces);
+    }
+
+    /** How many forces of the log may run at once. */
+    public int maxConcurrentForces() {
+        return maxConcurrentForces;
     }
 
     /** A server whose data is kept in {@code dataDir} (created if missing). */
@@ -97,7 +162,7 @@ public final class EmbeddedServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + dataDir, e);
         }
-        return new EmbeddedServer(dataDir, compactThresholdBytes, Duration.ZERO);
+        return new EmbeddedServer(dataDir, compactThresholdBytes);
     }
 
     /**
@@ -115,7 +180,7 @@ public final class EmbeddedServer implements AutoCloseable {
             backend = DurableBackend.inMemory();
         } else {
             try {
-                store = DurableStore.open(dataDir, compactThreshold);
+                store = DurableStore.open(dataDir, compactThreshold, commitDelay, maxConcurrentForces);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot open data directory " + dataDir, e);
             }
@@ -132,7 +197,7 @@ public final class EmbeddedServer implements AutoCloseable {
         }
         server = new MongoServer(backend);
         try {
-            server.bind(new InetSocketAddress("127.0.0.1", port), 0, WORKER_THREADS);
+            server.bind(new InetSocketAddress("127.0.0.1", port), 0, workerThreads);
         } catch (RuntimeException e) {
             server = null;
             closeStore();

@@ -1,5 +1,6 @@
 package io.mongo2pc.micrometer;
 
+import io.mongo2pc.testing.TestManagers;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
@@ -21,7 +22,7 @@ class MicrometerTransactionMetricsTest {
     void transfersCancelsAndRecovery_areCounted() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         String db = mongo.database();
-        TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager manager = Bank.configure(TestManagers.builder(mongo.client(), db, "mongo2pc")
                 .metrics(new MicrometerTransactionMetrics(registry))).build();
         Bank bank = new Bank(manager);
         bank.createAccount("A", 100L);
@@ -33,7 +34,7 @@ class MicrometerTransactionMetricsTest {
         bank.transfer("A", "B", 1_000L); // insufficient funds: canceled
 
         // A transfer abandoned after its commit point, then recovered by a second instance.
-        TransactionManager crashing = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager crashing = Bank.configure(TestManagers.builder(mongo.client(), db, "mongo2pc")
                 .crashHook((p, id) -> {
                     if (p.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1))) {
                         throw new IllegalStateException("crash");
@@ -41,8 +42,8 @@ class MicrometerTransactionMetricsTest {
                 })).build();
         assertThatThrownBy(() -> new Bank(crashing).transfer("A", "B", 5L)).hasMessage("crash");
         MicrometerTransactionMetrics recovererMetrics = new MicrometerTransactionMetrics(registry);
-        TransactionManager recoverer = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
-                .application("recoverer").metrics(recovererMetrics)).build();
+        TransactionManager recoverer = Bank.configure(TestManagers.builder(mongo.client(), db, "recoverer")
+                .metrics(recovererMetrics)).build();
         recovererMetrics.bindRecoveryLag(recoverer);
         assertThat(registry.get("mongo2pc.recovery.lag").gauge().value()).isGreaterThanOrEqualTo(0.0);
         mongo.expireLeases(db);

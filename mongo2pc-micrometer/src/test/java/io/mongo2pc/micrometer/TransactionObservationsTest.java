@@ -1,5 +1,6 @@
 package io.mongo2pc.micrometer;
 
+import io.mongo2pc.testing.TestManagers;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.mongo2pc.spi.CrashPoint;
@@ -23,8 +24,8 @@ class TransactionObservationsTest {
 
     private TransactionManager tracedManager(TestObservationRegistry registry, String application) {
         observations = new TransactionObservations(registry);
-        TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(mongo.database()).application(application).crashHook(observations)).build();
+        TransactionManager manager = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application)
+                .crashHook(observations)).build();
         observations.bind(manager);
         return manager;
     }
@@ -98,8 +99,8 @@ class TransactionObservationsTest {
                 throw new IllegalStateException("crash");
             }
         }, Duration.ofMinutes(1));
-        TransactionManager crashing = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(db).crashHook(crashedObservations)).build();
+        TransactionManager crashing = Bank.configure(TestManagers.builder(mongo.client(), db, "mongo2pc")
+                .crashHook(crashedObservations)).build();
         Bank bank = new Bank(crashing);
         bank.createAccount("A", 100L);
         bank.createAccount("B", 0L);

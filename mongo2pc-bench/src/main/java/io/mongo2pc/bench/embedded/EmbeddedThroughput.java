@@ -329,12 +329,12 @@ public final class EmbeddedThroughput {
         }
 
         static ServerProcess start(String mode, Path data, List<String> jvmOptions) throws IOException {
-            return start(mode, data, jvmOptions, null);
+            return start(mode, data, jvmOptions, null, List.of());
         }
 
         /** As above, with {@code classpathPrefix} (if not null) ahead of this JVM's classpath. */
-        static ServerProcess start(String mode, Path data, List<String> jvmOptions, String classpathPrefix)
-                throws IOException {
+        static ServerProcess start(String mode, Path data, List<String> jvmOptions, String classpathPrefix,
+                                   List<String> serverOptions) throws IOException {
             String classpath = System.getProperty("java.class.path");
             if (classpathPrefix != null) {
                 classpath = classpathPrefix + File.pathSeparator + classpath;
@@ -347,6 +347,7 @@ public final class EmbeddedThroughput {
             if (data != null) {
                 command.add(data.toString());
             }
+            command.addAll(serverOptions);
             Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
             // if the benchmark is interrupted, do not leave the server running
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroy));

@@ -19,10 +19,10 @@ import java.util.Locale;
  * and each server's per-round ratio to the first.
  *
  * <p>Usage: {@code ServerVariants [--threads 16] [--seconds 3] [--rounds 6] [--warmup 15] SERVER...}
- * where each SERVER is one argument: {@code --in-memory} or {@code --data}, then JVM options, and
- * optionally {@code cp=JAR} to put an older build of a module ahead of the classpath, e.g.
- * {@code "--data cp=/tmp/old/mongo2pc-embedded.jar"} or
- * {@code "--data -Dmongo2pc.embedded.commitDelayMicros=0"}.
+ * where each SERVER is one argument: {@code --in-memory} or {@code --data}, then JVM options, options
+ * of {@code ServerMain} written {@code --name=value}, and optionally {@code cp=JAR} to put an older
+ * build of a module ahead of the classpath, e.g. {@code "--data cp=/tmp/old/mongo2pc-embedded.jar"}
+ * or {@code "--data --commit-delay-micros=0"}.
  */
 public final class ServerVariants {
 
@@ -117,15 +117,19 @@ public final class ServerVariants {
             }
             String classpathPrefix = null;
             List<String> jvmOptions = new ArrayList<>();
+            List<String> serverOptions = new ArrayList<>();
             for (String word : words) {
                 if (word.startsWith("cp=")) {
                     classpathPrefix = word.substring(3);
+                } else if (word.startsWith("--") && word.contains("=")) {
+                    serverOptions.addAll(List.of(word.split("=", 2)));
                 } else {
                     jvmOptions.add(word);
                 }
             }
             Path data = mode.equals("--data") ? Files.createTempDirectory("mongo2pc-variants") : null;
-            return new Server(spec, EmbeddedThroughput.ServerProcess.start(mode, data, jvmOptions, classpathPrefix), data);
+            return new Server(spec, EmbeddedThroughput.ServerProcess.start(mode, data, jvmOptions, classpathPrefix,
+                    serverOptions), data);
         }
 
         @Override

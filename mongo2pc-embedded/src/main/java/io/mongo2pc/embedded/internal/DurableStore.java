@@ -42,14 +42,14 @@ public final class DurableStore implements Journal, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DurableStore.class);
 
     /** Forces of the log allowed to run at once (each costs CPU; a few in flight hide the disk's latency). */
-    static final int DEFAULT_MAX_CONCURRENT_FORCES = Integer.getInteger("mongo2pc.embedded.maxConcurrentForces", 4);
+    public static final int DEFAULT_MAX_CONCURRENT_FORCES = 4;
     /**
      * Default of how long a waiter may hold its force back while other requests are still being
      * handled (they will append records the same force can cover); see {@link HoldBack}.
      * Measured on the 2-core machine at 16 client threads: 2.5 records per force instead of 1.6.
      */
     public static final Duration DEFAULT_COMMIT_DELAY =
-            Duration.of(Long.getLong("mongo2pc.embedded.commitDelayMicros", 200), ChronoUnit.MICROS);
+            Duration.of(200, ChronoUnit.MICROS);
 
     /** Default log size that triggers a compaction while running (also grows with the snapshot). */
     public static final long DEFAULT_COMPACT_THRESHOLD = 64L * 1024 * 1024;
@@ -97,7 +97,7 @@ public final class DurableStore implements Journal, AutoCloseable {
     }
 
     /** As {@link #open(Path, long, Duration)}, with how many forces of the log may run at once (at least 1). */
-    static DurableStore open(Path dir, long compactThreshold, Duration commitDelay, int maxConcurrentForces)
+    public static DurableStore open(Path dir, long compactThreshold, Duration commitDelay, int maxConcurrentForces)
             throws IOException {
         if (maxConcurrentForces < 1) {
             throw new IllegalArgumentException("maxConcurrentForces must be at least 1: " + maxConcurrentForces);
