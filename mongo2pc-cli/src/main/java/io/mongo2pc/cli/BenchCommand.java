@@ -254,7 +254,8 @@ final class BenchCommand extends BaseCommand {
             double p50 = total.getValueAtPercentile(50) / 1000.0;
             double p99 = total.getValueAtPercentile(99) / 1000.0;
             if (plot != null) {
-                BenchPlot.draw(plot, mode + ", " + threads + " threads, " + accounts + " accounts", timeline);
+                BenchPlot.draw(plot, BenchPlot.title(twoRound ? mode + " (two-round commit)" : mode.name(), threads, accounts,
+                        session.connection().uri(), session.connection().embedded(), warm, finish), timeline);
             }
             if (json) {
                 ObjectNode node = Json.object();

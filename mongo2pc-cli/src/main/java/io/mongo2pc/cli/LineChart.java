@@ -15,8 +15,9 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * A PNG of line charts stacked one above the other, each with rounded ticks on both axes, axis
- * labels and a legend; drawn with AWT (headless), no plotting library needed.
+ * A PNG of line charts stacked one above the other, each with rounded ticks (1, 2 or 5 times a power
+ * of ten) on both axes, axis labels and a legend on its title line; the x axis spans the data and no
+ * more, so the chart fills the image. Drawn with AWT (headless), no plotting library needed.
  */
 final class LineChart {
     /** Colours for series in the order given. */
@@ -25,11 +26,13 @@ final class LineChart {
             new Color(0xbcbd22), new Color(0xe377c2), new Color(0x393b79), new Color(0x637939));
 
     private static final int WIDTH = 900;
+    /** Height of one chart: its title line, plot and x labels. */
     private static final int PANEL = 300;
+    /** Room left of the plot for the y label and tick values. */
     private static final int LEFT = 80;
-    /** Room right of the plot for the legend. */
-    private static final int RIGHT = 230;
-    private static final int TOP = 50;
+    /** Room right of the plot for the last x tick's text. */
+    private static final int RIGHT = 25;
+    private static final int TOP = 40;
 
     /** One line: its name in the legend, its colour, its points {x, y} in order of x, dots on them, dashes. */
     record Series(String name, Color color, List<double[]> points, boolean marked, boolean dashed) {
@@ -49,20 +52,41 @@ final class LineChart {
 
     static void write(Path file, String title, List<Panel> panels) throws IOException {
         System.setProperty("java.awt.headless", "true");
-        BufferedImage image = new BufferedImage(WIDTH, TOP + panels.size() * (PANEL + 40), BufferedImage.TYPE_INT_RGB);
+        Font titleFont = new Font(Font.SANS_SERIF, Font.BOLD, 15);
+        List<String> titleLines = wrap(title, titleFont, WIDTH - LEFT - RIGHT);
+        int top = TOP + (titleLines.size() - 1) * 20;
+        BufferedImage image = new BufferedImage(WIDTH, top + panels.size() * PANEL + 8, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = image.createGraphics();
         g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
         g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
         g.setColor(Color.WHITE);
         g.fillRect(0, 0, image.getWidth(), image.getHeight());
         g.setColor(Color.BLACK);
-        g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
-        g.drawString(title, LEFT, 25);
+        g.setFont(titleFont);
+        for (int i = 0; i < titleLines.size(); i++) {
+            g.drawString(titleLines.get(i), LEFT, 25 + i * 20);
+        }
         for (int i = 0; i < panels.size(); i++) {
-            draw(g, TOP + i * (PANEL + 40), panels.get(i));
+            draw(g, top + i * PANEL, panels.get(i));
         }
         g.dispose();
         ImageIO.write(image, "png", file.toFile());
+    }
+
+    /** {@code text} in lines no wider than {@code width}, broken after commas where it must be. */
+    static List<String> wrap(String text, Font font, int width) {
+        FontMetrics fm = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB).createGraphics().getFontMetrics(font);
+        List<String> lines = new ArrayList<>();
+        String line = "";
+        for (String part : text.split("(?<=, )")) {
+            if (!line.isEmpty() && fm.stringWidth((line + part).stripTrailing()) > width) {
+                lines.add(line.stripTrailing());
+                line = "";
+            }
+            line += part;
+        }
+        lines.add(line.stripTrailing());
+        return lines;
     }
 
     private static void draw(Graphics2D g, int top, Panel panel) {
@@ -85,10 +109,11 @@ final class LineChart {
             minX = 0;
             maxX = 1;
         }
-        double[] xTicks = ticks(Math.min(0, minX), maxX);
+        // the x axis ends where the data ends (no blank strip after the last point), ticks inside it
+        double x0 = Math.min(0, minX);
+        double x1 = maxX > x0 ? maxX : x0 + 1;
+        double[] xTicks = within(ticks(x0, x1), x0, x1);
         double[] yTicks = panel.logY() ? logTicks(minY, maxY) : ticks(0, maxY);
-        double x0 = xTicks[0];
-        double x1 = xTicks[xTicks.length - 1];
         Scale yScale = new Scale(yTicks[0], yTicks[yTicks.length - 1], panel.logY(), plotTop + height, height);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 13));
         g.setColor(Color.BLACK);
@@ -118,7 +143,10 @@ final class LineChart {
         rotated.rotate(-Math.PI / 2);
         rotated.drawString(panel.yLabel(), -(plotTop + height / 2 + fm.stringWidth(panel.yLabel()) / 2), 16);
         rotated.dispose();
-        int legendY = plotTop + 12;
+        int legendX = LEFT + width;
+        for (int i = panel.series().size() - 1; i >= 0; i--) {
+            legendX -= 40 + fm.stringWidth(panel.series().get(i).name());
+        }
         for (Series s : panel.series()) {
             g.setColor(s.color());
             g.setStroke(s.dashed()
@@ -138,11 +166,10 @@ final class LineChart {
                 px = x;
                 py = y;
             }
-            int legendX = LEFT + width + 15;
-            g.drawLine(legendX, legendY - 4, legendX + 24, legendY - 4);
+            g.drawLine(legendX, top + 6, legendX + 24, top + 6);
             g.setColor(Color.BLACK);
-            g.drawString(s.name(), legendX + 30, legendY);
-            legendY += 16;
+            g.drawString(s.name(), legendX + 30, top + 10);
+            legendX += 40 + fm.stringWidth(s.name());
         }
         g.setStroke(new BasicStroke(1));
     }
@@ -175,7 +202,13 @@ final class LineChart {
         return ticks.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
-    /** Evenly spaced round values (1, 2, 2.5 or 5 times a power of ten) from at most {@code from} to at least {@code to}. */
+    /** The ticks from {@code low} to {@code high}, ends included (a rounding error short of them counts as in). */
+    static double[] within(double[] ticks, double low, double high) {
+        double slack = (high - low) * 1e-9;
+        return java.util.Arrays.stream(ticks).filter(t -> t >= low - slack && t <= high + slack).toArray();
+    }
+
+    /** Evenly spaced round values (1, 2 or 5 times a power of ten) from at most {@code from} to at least {@code to}. */
     static double[] ticks(double from, double to) {
         if (to <= from) {
             to = from + 1;
@@ -183,7 +216,7 @@ final class LineChart {
         double raw = (to - from) / 5;
         double power = Math.pow(10, Math.floor(Math.log10(raw)));
         double step = power * 10;
-        for (double m : new double[]{1, 2, 2.5, 5, 10}) {
+        for (double m : new double[]{1, 2, 5, 10}) {
             if (m * power >= raw) {
                 step = m * power;
                 break;
