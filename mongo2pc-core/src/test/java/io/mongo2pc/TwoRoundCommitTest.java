@@ -36,11 +36,10 @@ class TwoRoundCommitTest {
     }
 
     private void accounts(long balanceA, long balanceB) {
-        accounts = mongo.client().getDatabase(mongo.database()).getCollection("accounts");
-        accounts.insertMany(List.of(new Document("_id", "A").append("balance", balanceA).append("pendingTransactions", List.of()),
-                new Document("_id", "B").append("balance", balanceB).append("pendingTransactions", List.of())));
-        a = DocumentRef.of(mongo.database(), "accounts", "A");
-        b = DocumentRef.of(mongo.database(), "accounts", "B");
+        TwoAccounts two = TwoAccounts.create(mongo, balanceA, balanceB);
+        accounts = two.collection();
+        a = two.a();
+        b = two.b();
         mongo.invariants().expectTotal(mongo.database(), balanceA + balanceB);
     }
 
