@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The two-round commit end to end: round 1 (insert and every prepare at once), the commit, the
  * release; a refusal canceled and undone; what a document shows in between (holds now, credits
- * only after the commit point); inserts, updates, deletes and queued transactions refused.
+ * only after the commit point). Inserts, updates, deletes and queued transactions: TwoRoundExclusiveTest.
  */
 class TwoRoundCommitTest {
     @RegisterExtension
@@ -233,21 +233,5 @@ class TwoRoundCommitTest {
         assertThat(stored("A").getLong("balance")).isEqualTo(70L);
         assertThat(stored("B").getLong("balance")).as("the credit applied at the release, not dropped").isEqualTo(30L);
         assertThat(hasEntry(stored("A")) || hasEntry(stored("B"))).isFalse();
-    }
-
-    @Test
-    void exclusiveOperationsAndQueuedTransactions_areRefusedBeforeAnythingIsWritten() {
-        accounts(100, 0);
-        TransactionManager manager = manager(false, CrashHook.NONE);
-        DocumentRef c = DocumentRef.of(mongo.database(), "accounts", "C");
-        assertThatThrownBy(() -> manager.run(List.of(Operation.increment(a, "balance", -1L, null),
-                Operation.insert(c, new Document("balance", 1L)))))
-                .isInstanceOf(InvalidTransactionException.class)
-                .hasMessageContaining("operation 1").hasMessageContaining("increments only");
-        assertThatThrownBy(() -> manager.submit(transfer(1)))
-                .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("submit");
-        assertThat(stored("A").getLong("balance")).isEqualTo(100L);
-        assertThat(accounts.countDocuments(new Document("_id", "C"))).isZero();
-        assertThat(mongo.client().getDatabase(mongo.database()).getCollection("transactions").countDocuments()).isZero();
     }
 }

@@ -81,7 +81,7 @@ public final class Engine {
         this.cancellation = new Cancellation(store, clock, retrier, takeOver, settings.lease(), settings.metrics());
         this.outcomes = new Outcomes(store, clock, retrier, operations::of, takeOver, settings.lease());
         this.starter = new Starter(settings, store, clock, retrier, transactionWrites, operations, writes, coordinator,
-                finishing, outcomes, crashPoints, tokens, settings.twoRoundCommit() ? twoRound : null);
+                finishing, outcomes, crashPoints, tokens, twoRound);
         this.committedReader = new CommittedReader(targets, store, operations::of);
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of);
         this.admin = new AdminQueries(store, clock, retrier);

@@ -26,6 +26,8 @@ public final class Fields {
     public static final String LOCK = "_m2pc";
     public static final String LOCK_TX = LOCK + ".tx";
     public static final String LOCK_UNDO = LOCK + ".undo";
+    /** The two-round commit's nonce on a lock (absent on a tutorial-rules lock). */
+    public static final String LOCK_NONCE = LOCK + ".n";
     /** True when the taken document had no marker array before: its release and undo leave none. */
     public static final String LOCK_NO_MARKERS = LOCK + ".noMarkers";
     public static final String TOKEN = "token";

@@ -31,19 +31,34 @@ final class Inserts {
      */
     static Participants.Result apply(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline,
                                      String coordinator) {
+        return apply(coll, op, txId, deadline, coordinator, null);
+    }
+
+    /**
+     * The same; with {@code nonce} (the two-round commit) the lock carries it and no marker is
+     * added (the lock alone says the document is taken), and only a lock with this nonce counts
+     * as this transaction's; without, only a lock without a nonce does.
+     */
+    static Participants.Result apply(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline,
+                                     String coordinator, String nonce) {
         Object id = op.document().id();
         Document content = new Document(op.content());
         content.remove(Fields.ID);
-        Document update = new Document("$set", new Document(Fields.LOCK_TX, txId).append(Fields.LOCK + ".kind", "insert")
-                .append(Fields.LOCK + ".c", coordinator).append(Fields.LOCK + ".until", Date.from(deadline))
-                .append(Fields.LOCK_NO_MARKERS, true)) // a new document: its release leaves no marker array
-                .append("$currentDate", new Document(Fields.LOCK + ".at", true))
-                .append("$addToSet", new Document(Fields.MARKERS, txId));
+        Document set = new Document(Fields.LOCK_TX, txId).append(Fields.LOCK + ".kind", "insert")
+                .append(Fields.LOCK + ".c", coordinator).append(Fields.LOCK + ".until", Date.from(deadline));
+        Document update = new Document("$set", set).append("$currentDate", new Document(Fields.LOCK + ".at", true));
+        if (nonce == null) {
+            set.append(Fields.LOCK_NO_MARKERS, true); // a new document: its release leaves no marker array
+            update.append("$addToSet", new Document(Fields.MARKERS, txId));
+        } else {
+            set.append(Fields.LOCK + "." + Entries.NONCE, nonce);
+        }
         if (!content.isEmpty()) {
             update.append("$setOnInsert", content);
         }
         try {
             Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)
+                            .append(Fields.LOCK + "." + Entries.NONCE, nonce == null ? new Document("$exists", false) : nonce)
                             .append(Fields.LOCK + ".until", new Document("$lte", Date.from(deadline))), update,
                     new FindOneAndUpdateOptions().upsert(true)
                             .returnDocument(ReturnDocument.AFTER)
@@ -65,10 +80,11 @@ final class Inserts {
                 // A paused owner's late insert (of another transaction, or of this one under an
                 // earlier owner): it never happened. Remove it, try again.
                 deleteLate(coll, id, existing);
-                return apply(coll, op, txId, deadline, coordinator);
+                return apply(coll, op, txId, deadline, coordinator, nonce);
             }
             Document lock = existing == null ? null : existing.get(Fields.LOCK, Document.class);
-            if (lock != null && Participants.sameId(lock.get("tx"), txId) && "insert".equals(lock.get("kind"))) {
+            if (lock != null && Participants.sameId(lock.get("tx"), txId) && "insert".equals(lock.get("kind"))
+                    && java.util.Objects.equals(nonce, lock.get(Entries.NONCE))) {
                 // Our transaction's insert, in effect under a later deadline than this one: written by
                 // a newer owner (then this owner is fenced at its next state change), or by this
                 // owner before its deadline was derived from an earlier stamp (a combined write's

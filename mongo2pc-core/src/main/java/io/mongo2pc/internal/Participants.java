@@ -170,7 +170,7 @@ final class Participants {
                 return why;
             }
             // Taken by us before (acknowledgement lost, or a previous owner): changed already?
-            before = coll.find(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)).projection(Projections.exclude("__none")).first();
+            before = coll.find(Exclusive.tutorialLocked(id, txId)).projection(Projections.exclude("__none")).first();
             if (before == null || op instanceof Operation.Delete || before.get(Fields.LOCK, Document.class).containsKey("undo")) {
                 return Result.DONE;
             }
@@ -198,7 +198,7 @@ final class Participants {
      */
     private Result applyUpdate(MongoCollection<Document> coll, Operation.Update op, Object txId, Instant deadline, Document beforeImage) {
         Object id = op.document().id();
-        Document filter = fenced(new Document(Fields.ID, id), deadline).append(Fields.LOCK_TX, txId)
+        Document filter = fenced(Exclusive.tutorialLocked(id, txId), deadline)
                 .append(Fields.LOCK_UNDO, new Document("$exists", false));
         Document lock = new Document("tx", txId).append("kind", "update").append("c", coordinator).append("undo", beforeImage);
         if (!beforeImage.containsKey(Fields.MARKERS)) {
@@ -221,7 +221,7 @@ final class Participants {
         if (matched == 1) {
             return Result.DONE;
         }
-        Document current = coll.find(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)).projection(Projections.include(Fields.LOCK_UNDO)).first();
+        Document current = coll.find(Exclusive.tutorialLocked(id, txId)).projection(Projections.include(Fields.LOCK_UNDO)).first();
         if (current == null || current.get(Fields.LOCK, Document.class).containsKey("undo")) {
             return Result.DONE;
         }
@@ -264,11 +264,11 @@ final class Participants {
                     new Document("$inc", negated).append("$pull", new Document(Fields.MARKERS, txId)));
         }
         Object id = op.document().id();
-        Document taken = coll.find(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)).projection(Projections.exclude("__none")).first();
+        Document taken = coll.find(Exclusive.tutorialLocked(id, txId)).projection(Projections.exclude("__none")).first();
         if (taken == null) {
             return Result.DONE; // never taken, or undone before
         }
-        Document filter = fenced(new Document(Fields.ID, id), deadline).append(Fields.LOCK_TX, txId);
+        Document filter = fenced(Exclusive.tutorialLocked(id, txId), deadline);
         long matched;
         Document undo = taken.get(Fields.LOCK, Document.class).get("undo", Document.class);
         if (op instanceof Operation.Insert) {
@@ -292,7 +292,7 @@ final class Participants {
             return markerWrite(coll, op, txId, deadline, new Document("$pull", new Document(Fields.MARKERS, txId)));
         }
         Object id = op.document().id();
-        Document filter = fenced(new Document(Fields.ID, id), deadline).append(Fields.LOCK_TX, txId);
+        Document filter = fenced(Exclusive.tutorialLocked(id, txId), deadline);
         long matched = op instanceof Operation.Delete
                 ? coll.deleteOne(filter).getDeletedCount()
                 : coll.updateOne(new Document(filter).append(Fields.LOCK_NO_MARKERS, true), unlock(txId, true)).getMatchedCount();
@@ -312,7 +312,7 @@ final class Participants {
     }
 
     private static Result stillTaken(MongoCollection<Document> coll, Object id, Object txId) {
-        Document current = coll.find(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)).projection(Projections.include(Fields.ID)).first();
+        Document current = coll.find(Exclusive.tutorialLocked(id, txId)).projection(Projections.include(Fields.ID)).first();
         return current == null ? Result.DONE : Result.EXPIRED;
     }
 

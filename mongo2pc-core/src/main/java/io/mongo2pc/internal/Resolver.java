@@ -72,15 +72,35 @@ final class Resolver {
                     || !(entry.get(Entries.NONCE) instanceof String nonce) || !(entry.get(Entries.UNTIL) instanceof Date until)) {
                 continue; // a transaction of the tutorial's rules, or of another coordinator: not ours to judge
             }
-            if (resolveOne(coll, doc.get(Fields.ID), marker, nonce, until.toInstant(), entry, now)) {
+            Object docId = doc.get(Fields.ID);
+            if (resolveOne(marker, nonce, until.toInstant(), now,
+                    () -> write(coll, docId, marker, nonce, Entries.releaseWrite(docId, marker, nonce, entry.get(Entries.LATER, Document.class))),
+                    () -> write(coll, docId, marker, nonce, Entries.undoWrite(docId, marker, nonce, entry.get(Entries.NOW, Document.class), null)))) {
+                removed++;
+            }
+        }
+        Document lock = Exclusive.lockOf(doc);
+        if (lock != null && coordinator.equals(lock.get(Entries.COORDINATOR)) && lock.get(Entries.UNTIL) instanceof Date until
+                && !(own != null && Exclusive.isOf(lock, own, ownNonce))) {
+            Object txId = lock.get("tx");
+            Object docId = doc.get(Fields.ID);
+            String nonce = lock.getString(Entries.NONCE);
+            if (resolveOne(txId, nonce, until.toInstant(), now,
+                    () -> exclusive(txId, () -> Exclusive.release(coll, docId, txId, lock)),
+                    () -> exclusive(txId, () -> Exclusive.undo(coll, docId, txId, nonce, lock.getString("kind"), null)))) {
                 removed++;
             }
         }
         return removed;
     }
 
-    private boolean resolveOne(MongoCollection<Document> coll, Object docId, Object txId, String nonce, Instant until,
-                               Document entry, Supplier<Instant> now) {
+    /**
+     * Decides for transaction {@code txId} (of nonce {@code nonce}, prepared under {@code until}) by
+     * its document: committed -> {@code release}; canceled, or no document (tombstoned) or another
+     * nonce once no prepare of it can land -> {@code undo}; otherwise nothing. True if it wrote.
+     */
+    private boolean resolveOne(Object txId, String nonce, Instant until, Supplier<Instant> now,
+                               Supplier<Boolean> release, Supplier<Boolean> undo) {
         Document tx = store.find(txId);
         if (tx == null || !nonce.equals(tx.get(TwoRound.NONCE))) {
             if (now.get().isBefore(until.plus(maxClockSkew))) {
@@ -93,14 +113,21 @@ final class Resolver {
         if (tx != null && nonce.equals(tx.get(TwoRound.NONCE))) {
             TransactionState state = TransactionStore.stateOf(tx);
             if (state == TransactionState.APPLIED || state == TransactionState.DONE) {
-                return write(coll, docId, txId, nonce, Entries.releaseWrite(docId, txId, nonce, entry.get(Entries.LATER, Document.class)));
+                return release.get();
             }
             if (state != TransactionState.CANCELED) {
                 return false; // pending, canceling: its owner (or whoever takes it over) finishes it
             }
         }
         // Canceled, or the id is another transaction's: no prepare of this one can come back.
-        return write(coll, docId, txId, nonce, Entries.undoWrite(docId, txId, nonce, entry.get(Entries.NOW, Document.class), null));
+        return undo.get();
+    }
+
+    private boolean exclusive(Object txId, Supplier<Participants.Result> write) {
+        crashHook.reached(CrashPoint.before(Step.RESOLVE, -1), txId);
+        Participants.Result result = write.get();
+        crashHook.reached(CrashPoint.after(Step.RESOLVE, -1), txId);
+        return result.kind() == Participants.Kind.DONE;
     }
 
     private boolean write(MongoCollection<Document> coll, Object docId, Object txId, String nonce,

@@ -61,19 +61,28 @@ final class RoundOne {
      * {@code insert} (null: none) on this thread; returns each prepare's result, in the order of
      * {@code ops}, and the insert's in {@code inserted}.
      */
-    <T> Sent[] send(Object txId, String nonce, List<Operation.Increment> ops, Instant until, Supplier<T> insert,
+    <T> Sent[] send(Object txId, String nonce, List<Operation> ops, Instant until, Supplier<T> insert,
                     List<T> inserted) {
         Map<List<String>, List<Integer>> groups = groups(ops);
         List<Future<WriteCombiner.Answer>> answers = new ArrayList<>();
+        Map<Integer, Future<Sent>> exclusive = new LinkedHashMap<>();
         try {
             for (List<Integer> group : groups.values()) {
                 List<UpdateOneModel<Document>> writes = new ArrayList<>();
                 for (int i : group) {
                     crashPoints.before(Step.APPLY, i, txId);
-                    writes.add(entries.prepareWrite(ops.get(i), txId, nonce, until));
+                    writes.add(entries.prepareWrite((Operation.Increment) ops.get(i), txId, nonce, until));
                 }
                 WriteCombiner combiner = targets.combiner(ops.get(group.get(0)).document());
                 answers.add(SENDERS.submit(() -> combiner.answer(writes)));
+            }
+            for (int i = 0; i < ops.size(); i++) {
+                if (!(ops.get(i) instanceof Operation.Increment)) {
+                    // An insert, update or delete: a request of its own, in parallel with the others.
+                    crashPoints.before(Step.APPLY, i, txId);
+                    Operation op = ops.get(i);
+                    exclusive.put(i, SENDERS.submit(() -> alone(txId, () -> prepareAlone(op, txId, nonce, until), until)));
+                }
             }
             if (insert != null) {
                 crashPoints.before(Step.INSERT, -1, txId);
@@ -83,6 +92,7 @@ final class RoundOne {
             // This thread stops here (a crash point, an error): what was sent lands before it goes
             // on, as if the network had delivered it at once; a crash may leave it in any state.
             answers.forEach(answer -> await(answer, txId));
+            exclusive.values().forEach(answer -> awaitSent(answer, txId, until));
             throw e;
         }
         Sent[] sent = new Sent[ops.size()];
@@ -90,29 +100,49 @@ final class RoundOne {
         for (List<Integer> group : groups.values()) {
             WriteCombiner.Answer answer = await(answers.get(g++), txId);
             for (int i : group) {
-                Operation.Increment op = ops.get(i);
+                Operation op = ops.get(i);
                 sent[i] = switch (answer) {
                     case MATCHED -> new Sent(Participants.Result.DONE, false, until);
                     case IN_DOUBT -> Sent.inDoubt(until);
-                    case NOT_KNOWN -> alone(txId, () -> entries.prepareAlone(op, txId, nonce, until), until);
+                    case NOT_KNOWN -> alone(txId, () -> prepareAlone(op, txId, nonce, until), until);
                 };
-                try {
-                    crashPoints.after(null, Step.APPLY, i, txId);
-                } catch (MongoException e) {
-                    if (!Retrier.isTransient(e)) {
-                        throw e;
-                    }
-                    sent[i] = Sent.inDoubt(until); // its answer lost: in doubt, as if the request had failed
-                }
+                sent[i] = after(sent[i], i, txId, until);
             }
+        }
+        for (Map.Entry<Integer, Future<Sent>> e : exclusive.entrySet()) {
+            sent[e.getKey()] = after(awaitSent(e.getValue(), txId, until), e.getKey(), txId, until);
         }
         return sent;
     }
 
-    /** The indexes of {@code ops} by collection (target, database, collection), in order. */
-    static Map<List<String>, List<Integer>> groups(List<Operation.Increment> ops) {
+    /** The crash points after prepare {@code i}; a transient error there loses its answer: in doubt. */
+    private Sent after(Sent sent, int i, Object txId, Instant until) {
+        try {
+            crashPoints.after(null, Step.APPLY, i, txId);
+        } catch (MongoException e) {
+            if (!Retrier.isTransient(e)) {
+                throw e;
+            }
+            return Sent.inDoubt(until); // its answer lost: in doubt, as if the request had failed
+        }
+        return sent;
+    }
+
+    /** The prepare of {@code op} sent on its own: an increment's entry, or an exclusive operation's lock. */
+    private Participants.Result prepareAlone(Operation op, Object txId, String nonce, Instant until) {
+        if (op instanceof Operation.Increment inc) {
+            return entries.prepareAlone(inc, txId, nonce, until);
+        }
+        return Exclusive.prepare(targets.collection(op.document()), op, txId, nonce, until, entries.coordinator());
+    }
+
+    /** The indexes of the increments among {@code ops} by collection (target, database, collection), in order. */
+    static Map<List<String>, List<Integer>> groups(List<Operation> ops) {
         Map<List<String>, List<Integer>> groups = new LinkedHashMap<>();
         for (int i = 0; i < ops.size(); i++) {
+            if (!(ops.get(i) instanceof Operation.Increment)) {
+                continue;
+            }
             DocumentRef ref = ops.get(i).document();
             groups.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(i);
         }
@@ -120,9 +150,9 @@ final class RoundOne {
     }
 
     /** One prepare sent again on its own under {@code until}, with its crash points. */
-    Sent resend(Object txId, String nonce, Operation.Increment op, int index, Instant until) {
+    Sent resend(Object txId, String nonce, Operation op, int index, Instant until) {
         crashPoints.before(Step.APPLY, index, txId);
-        Sent sent = alone(txId, () -> entries.prepareAlone(op, txId, nonce, until), until);
+        Sent sent = alone(txId, () -> prepareAlone(op, txId, nonce, until), until);
         try {
             crashPoints.after(null, Step.APPLY, index, txId);
         } catch (MongoException e) {
@@ -149,6 +179,21 @@ final class RoundOne {
                 throw e;
             }
         });
+    }
+
+    private static Sent awaitSent(Future<Sent> sent, Object txId, Instant until) {
+        try {
+            return sent.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r && !(r instanceof MongoException)) {
+                throw r; // a crash point or a bug: as if it had been thrown on this thread
+            }
+            return Sent.inDoubt(until); // failed for good after it may have been sent: in doubt, waited out
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new OutcomeUnknownException("transaction " + txId + ": interrupted while its prepares were sent",
+                    txId, TransactionState.PENDING, e);
+        }
     }
 
     private static WriteCombiner.Answer await(Future<WriteCombiner.Answer> answer, Object txId) {

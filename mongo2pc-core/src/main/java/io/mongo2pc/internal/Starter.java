@@ -70,7 +70,7 @@ final class Starter {
                 .append(Fields.OWNER, settings.owner())
                 .append(Fields.EPOCH, 1L)
                 .append(Fields.LEASE_MS, settings.lease().toMillis());
-        if (twoRound != null) {
+        if (settings.twoRoundCommit()) {
             return twoRound.run(id, ops, doc);
         }
         OwnedTransaction tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
@@ -86,12 +86,12 @@ final class Starter {
     /** See {@link Engine#submit}. */
     Object submit(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         Object id = idFor(requestedId);
-        if (twoRound != null) {
-            throw new InvalidTransactionException("queued transactions (submit) are not run by the two-round commit"
-                    + " (twoRoundCommit); run them with run, or submit them with a manager built without it", id);
-        }
         operations.validate(ops, settings.maxOperations(), id);
-        if (insert(id, newDocument(fields, ops, storeOps, INITIAL)) == null) {
+        Document doc = newDocument(fields, ops, storeOps, INITIAL);
+        if (settings.twoRoundCommit()) {
+            TwoRound.queued(id, doc); // whoever claims it drives it by the two-round rules
+        }
+        if (insert(id, doc) == null) {
             outcomes.requireSame(id, ops);
         }
         return id;
@@ -126,6 +126,11 @@ final class Starter {
             writes.stamped(tx, TransactionStore.stamped(claimed));
             tx.reason = "invalid transaction: " + e.getMessage();
             writes.move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
+        }
+        if (TwoRound.follows(claimed)) {
+            // Queued by a two-round manager: driven by those rules, whatever this manager's setting.
+            tx.nonce = claimed.getString(TwoRound.NONCE);
+            return Optional.of(tx.state == PENDING ? twoRound.runClaimed(tx) : twoRound.finish().drive(tx, true));
         }
         return Optional.of(coordinator.drive(tx, true));
     }

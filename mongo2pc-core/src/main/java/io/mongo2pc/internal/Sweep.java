@@ -62,6 +62,12 @@ final class Sweep {
                         .projection(Projections.exclude("__none")).batchSize(BATCH)) {
                     removed += resolver.resolve(coll, doc, null, null);
                 }
+                // Two-round locks of inserts, updates and deletes carry no marker.
+                for (Document doc : coll.find(new Document(Fields.LOCK_NONCE, new Document("$exists", true))
+                                .append(Fields.MARKERS + ".0", new Document("$exists", false)))
+                        .projection(Projections.exclude("__none")).batchSize(BATCH)) {
+                    removed += resolver.resolve(coll, doc, null, null);
+                }
             } catch (MongoException e) {
                 // a target down: the next pass tries again
                 log.warn("could not sweep {}.{} on {}: {}", database, collection, target, e.toString());

@@ -32,7 +32,8 @@ import static io.mongo2pc.TransactionState.PENDING;
 /**
  * The owner's side of the two-round commit (docs/PROTOCOL.md, "The two-round-trip commit"): round
  * 1 sends the insert of the transaction document and every prepare at once, round 2 is the commit
- * compare-and-set; releases follow ({@link TwoRoundFinish}). Runs transactions of increments only.
+ * compare-and-set; releases follow ({@link TwoRoundFinish}). Runs every kind of operation:
+ * increments hold and mark ({@link Entries}), inserts, updates and deletes lock ({@link Exclusive}).
  * Also drives a two-round transaction taken over by recovery. Thread-safe.
  */
 final class TwoRound {
@@ -67,29 +68,9 @@ final class TwoRound {
         return finish;
     }
 
-    /** The increments of {@code ops}; refuses anything else, in the caller's words, before anything is written. */
-    static List<Operation.Increment> increments(List<Operation> ops, Object id) {
-        List<Operation.Increment> increments = new ArrayList<>(ops.size());
-        for (int i = 0; i < ops.size(); i++) {
-            if (!(ops.get(i) instanceof Operation.Increment inc)) {
-                throw new InvalidTransactionException("operation " + i + " on " + ops.get(i).document() + " is an "
-                        + OperationCodec.kind(ops.get(i)) + ": the two-round commit (twoRoundCommit) runs increments only;"
-                        + " run inserts, updates and deletes with a manager built without it", id);
-            }
-            increments.add(inc);
-        }
-        return increments;
-    }
-
     /** Writes {@code doc} (a new pending transaction owned by this process) and drives it (see the class comment). */
     TransactionOutcome run(Object id, List<Operation> ops, Document doc) {
-        List<Operation.Increment> incs = increments(ops, id);
-        for (Operation.Increment inc : incs) {
-            c.retrier().call("record participants", id, null, () -> {
-                c.sweep().register(inc.document());
-                return null;
-            });
-        }
+        register(id, ops);
         OwnedTransaction tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
         tx.nonce = UUID.randomUUID().toString();
         Instant until = c.retrier().call("read clock", id, null, c.clock()::lowerBound)
@@ -99,7 +80,7 @@ final class TwoRound {
         String token = c.tokens().next();
         doc.append(Fields.TOKEN, token).append(NONCE, tx.nonce).append(PROTOCOL, RULES).append(UNTIL, Date.from(until));
         List<Insert> inserted = new ArrayList<>(1);
-        RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, incs, until, () -> insert(tx, doc, token), inserted);
+        RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, ops, until, () -> insert(tx, doc, token), inserted);
         switch (inserted.get(0)) {
             case OURS -> {
                 c.settings().metrics().started();
@@ -127,6 +108,34 @@ final class TwoRound {
                 undoAll(tx, null);
                 return existing.apply(id, ops);
             }
+        }
+    }
+
+    /** Marks {@code doc}, a queued transaction about to be inserted {@code initial}, as one of these rules. */
+    static void queued(Object id, Document doc) {
+        doc.append(NONCE, UUID.randomUUID().toString()).append(PROTOCOL, RULES);
+    }
+
+    /**
+     * Drives a queued transaction this worker has just claimed ({@code tx}: pending, epoch 1, its
+     * deadline from the claim's stamp, its nonce): its document exists, so round 1 is the prepares
+     * alone, then the commit (no late-insert condition: there was no insert).
+     */
+    TransactionOutcome runClaimed(OwnedTransaction tx) {
+        register(tx.id, tx.ops);
+        c.settings().metrics().started();
+        RoundOne.Sent[] sent = roundOne.send(tx.id, tx.nonce, tx.ops, tx.deadline, null, new ArrayList<>());
+        decide(tx, sent, null);
+        return finish.drive(tx, true);
+    }
+
+    /** Records the collections of {@code ops} for the sweep, before anything is prepared there. */
+    private void register(Object id, List<Operation> ops) {
+        for (Operation op : ops) {
+            c.retrier().call("record participants", id, null, () -> {
+                c.sweep().register(op.document());
+                return null;
+            });
         }
     }
 
@@ -185,7 +194,7 @@ final class TwoRound {
                         break;
                     }
                     c.writes().renew(tx);
-                    s = roundOne.resend(tx.id, tx.nonce, (Operation.Increment) tx.ops.get(i), i, tx.deadline);
+                    s = roundOne.resend(tx.id, tx.nonce, tx.ops.get(i), i, tx.deadline);
                     continue;
                 }
                 Participants.Result r = s.result();
@@ -221,7 +230,7 @@ final class TwoRound {
                     refusal = r;
                     break;
                 }
-                s = roundOne.resend(tx.id, tx.nonce, (Operation.Increment) tx.ops.get(i), i, tx.deadline);
+                s = roundOne.resend(tx.id, tx.nonce, tx.ops.get(i), i, tx.deadline);
             }
         }
         if (refusal == null) {
@@ -266,7 +275,6 @@ final class TwoRound {
      */
     Optional<TransactionOutcome> driveTakenOver(Document taken, List<Operation> ops, String cancelReason) {
         Object id = taken.get(Fields.ID);
-        increments(ops, id);
         OwnedTransaction tx = new OwnedTransaction(id, TransactionStore.epochOf(taken), ops,
                 TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
         tx.nonce = taken.getString(NONCE);
@@ -284,7 +292,7 @@ final class TwoRound {
                     tx.code = cancelReason != null ? ReasonCode.CANCELED_BY_OPERATOR : ReasonCode.TIMED_OUT;
                     c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                 } else {
-                    RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, tx.increments(), tx.deadline, null, new ArrayList<>());
+                    RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, tx.ops, tx.deadline, null, new ArrayList<>());
                     decide(tx, sent, null); // not late: checked at the takeover
                 }
             }

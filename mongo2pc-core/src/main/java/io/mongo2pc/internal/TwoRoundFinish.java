@@ -3,6 +3,7 @@ package io.mongo2pc.internal;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
@@ -111,20 +112,48 @@ final class TwoRoundFinish {
                 entryWrite(tx, i, writes.get(n)); // matched, or the entry gone: released (by anyone)
             }
         }
+        for (int i = 0; i < tx.ops.size(); i++) {
+            if (!(tx.ops.get(i) instanceof Operation.Increment)) {
+                releaseExclusive(tx, i);
+            }
+        }
         c.writes().move(tx, Transition.APPLIED_TO_DONE, null);
+    }
+
+    /**
+     * Releases the lock of exclusive operation {@code i} (its change applied, or the document
+     * deleted), by the lock stored on the document: DONE also when it is gone (released by anyone).
+     */
+    private void releaseExclusive(OwnedTransaction tx, int i) {
+        DocumentRef ref = tx.ops.get(i).document();
+        var coll = c.targets().collection(ref);
+        hook(CrashPoint.before(Step.RELEASE, i), tx.id);
+        c.retrier().call("release", tx.id, tx.state, () -> {
+            Document doc = coll.find(Exclusive.locked(ref.id(), tx.id, tx.nonce)).projection(Projections.exclude("__none")).first();
+            if (doc != null) {
+                Exclusive.release(coll, ref.id(), tx.id, doc.get(Fields.LOCK, Document.class));
+            }
+            return null;
+        });
+        hook(CrashPoint.after(Step.RELEASE, i), tx.id);
     }
 
     /** Undoes every entry of {@code tx}: {@code fenced} under the owner's deadline (renewed when passed), else by the nonce alone. */
     void undoAll(OwnedTransaction tx, boolean fenced) {
         for (int i = tx.ops.size() - 1; i >= 0; i--) {
-            Operation.Increment op = (Operation.Increment) tx.ops.get(i);
+            Operation op = tx.ops.get(i);
             for (int expired = 0; ; expired++) {
                 if (fenced) {
                     c.writes().renewIfDue(tx);
                 }
                 hook(CrashPoint.before(Step.UNDO, i), tx.id);
-                var write = Entries.undoWrite(op.document().id(), tx.id, tx.nonce, Entries.now(op), fenced ? tx.deadline : null);
-                Participants.Result result = entryWrite(tx, i, write);
+                Participants.Result result;
+                if (op instanceof Operation.Increment inc) {
+                    var write = Entries.undoWrite(op.document().id(), tx.id, tx.nonce, Entries.now(inc), fenced ? tx.deadline : null);
+                    result = entryWrite(tx, i, write);
+                } else {
+                    result = undoExclusive(tx, i, fenced);
+                }
                 if (result.kind() == Participants.Kind.DONE) {
                     break;
                 }
@@ -135,6 +164,17 @@ final class TwoRoundFinish {
                 c.writes().renew(tx);
             }
         }
+    }
+
+    private Participants.Result undoExclusive(OwnedTransaction tx, int i, boolean fenced) {
+        Operation op = tx.ops.get(i);
+        DocumentRef ref = op.document();
+        return c.retrier().call("undo", tx.id, tx.state, () -> {
+            Participants.Result result = Exclusive.undo(c.targets().collection(ref), ref.id(), tx.id, tx.nonce,
+                    OperationCodec.kind(op), fenced ? tx.deadline : null);
+            hook(CrashPoint.after(Step.UNDO, i), tx.id);
+            return result;
+        });
     }
 
     private Participants.Result entryWrite(OwnedTransaction tx, int i, UpdateOneModel<Document> write) {
@@ -155,7 +195,7 @@ final class TwoRoundFinish {
     }
 
     private static Map<List<String>, List<Integer>> groups(OwnedTransaction tx) {
-        return RoundOne.groups(tx.increments());
+        return RoundOne.groups(tx.ops);
     }
 
     /**
@@ -172,7 +212,9 @@ final class TwoRoundFinish {
         Map<List<String>, List<OwnedTransaction>> senders = new LinkedHashMap<>();
         List<OwnedTransaction> releasing = new ArrayList<>();
         for (OwnedTransaction tx : batch) {
-            if (reached(tx, Step.RELEASE, CrashPoint.Phase.BEFORE, alone)) {
+            if (tx.ops.stream().anyMatch(Operation::exclusive)) {
+                alone.add(tx); // its locks are released one by one, on the inline path
+            } else if (reached(tx, Step.RELEASE, CrashPoint.Phase.BEFORE, alone)) {
                 releasing.add(tx);
                 groups(tx).forEach((key, group) -> {
                     group.forEach(i -> writes.computeIfAbsent(key, k -> new ArrayList<>()).add(release(tx, i)));

@@ -136,7 +136,7 @@ final class WritesInDoubt {
             int i = index instanceof Number n ? n.intValue() : -1;
             if (i >= 0 && i < ops.size() && ops.get(i) instanceof Operation.Insert insert) {
                 long deleted = targets.collection(insert.document()).deleteOne(new Document(Fields.ID, insert.document().id())
-                        .append(Fields.LOCK_TX, id).append(Fields.LOCK + ".kind", "insert")).getDeletedCount();
+                        .append(Fields.LOCK_TX, id).append(Fields.LOCK_NONCE, new Document("$exists", false)).append(Fields.LOCK + ".kind", "insert")).getDeletedCount();
                 if (deleted > 0) {
                     log.info("deleted {}, left by a late copy of the insert of transaction {} ({})", insert.document(), id,
                             TransactionStore.stateOf(tx).stored());
