@@ -1,0 +1,165 @@
+package io.mongo2pc;
+
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Inserts, updates, deletes and queued transactions under the two-round commit: one locking write
+ * per operation in round 1, the change applied only by the release; what plain reads and
+ * readCommitted show before the commit point; cancel, recovery of a crashed owner, a worker's claim.
+ */
+class TwoRoundExclusiveTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    private MongoCollection<Document> docs;
+    private DocumentRef order;
+    private DocumentRef gone;
+    private DocumentRef created;
+
+    private static DocumentRef ref(String id) {
+        return DocumentRef.of(mongo.database(), "docs", id);
+    }
+
+    private static TransactionManager manager(CrashHook hook) {
+        return TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("two-round").twoRoundCommit(true).crashHook(hook).build();
+    }
+
+    @BeforeEach
+    void documents() {
+        order = ref("order");
+        gone = ref("gone");
+        created = ref("created");
+        docs = mongo.client().getDatabase(mongo.database()).getCollection("docs");
+        docs.insertOne(new Document("_id", "order").append("status", "open").append("paid", 0L));
+        docs.insertOne(new Document("_id", "gone").append("note", "delete me"));
+    }
+
+    private List<Operation> three() {
+        return List.of(Operation.update(order, new Document("$set", new Document("status", "paid")).append("$inc", new Document("paid", 5L)),
+                        new Document("status", "open")),
+                Operation.delete(gone, null),
+                Operation.insert(created, new Document("amount", 5L)));
+    }
+
+    private Document stored(String id) {
+        return docs.find(new Document("_id", id)).first();
+    }
+
+    @Test
+    void insertUpdateDelete_commitTogether_andLeaveNoLock() {
+        TransactionOutcome outcome = manager(CrashHook.NONE).run(three());
+
+        assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
+        assertThat(stored("order")).containsEntry("status", "paid").containsEntry("paid", 5L).doesNotContainKey("_m2pc")
+                .doesNotContainKey("pendingTransactions");
+        assertThat(stored("gone")).isNull();
+        assertThat(stored("created")).containsEntry("amount", 5L).doesNotContainKey("_m2pc").doesNotContainKey("pendingTransactions");
+    }
+
+    @Test
+    void beforeTheCommitPoint_noChangeIsVisible_plainOrCommitted() {
+        TransactionManager reader = manager(CrashHook.NONE);
+        List<Object> seen = new ArrayList<>();
+        CrashHook look = (point, id) -> {
+            if (point.equals(CrashPoint.before(CrashPoint.Step.COMMIT, -1))) {
+                // every prepare has landed: the update's change waits in its lock, the delete's document stays
+                assertThat(stored("order")).containsEntry("status", "open").containsEntry("paid", 0L).containsKey("_m2pc");
+                assertThat(stored("gone")).isNotNull();
+                assertThat(stored("created")).as("the insert's document exists, locked").containsKey("_m2pc");
+                seen.add(reader.readCommitted(order).orElseThrow().get("status"));
+                seen.add(reader.readCommitted(gone).isPresent());
+                seen.add(reader.readCommitted(created).isPresent());
+                List<Optional<Document>> cut = reader.readCommitted(List.of(order, gone, created));
+                seen.add(cut.get(0).orElseThrow().get("status"));
+                seen.add(cut.get(1).isPresent());
+                seen.add(cut.get(2).isPresent());
+            }
+        };
+        assertThat(manager(look).run(three()).state()).isEqualTo(TransactionState.DONE);
+        assertThat(seen).containsExactly("open", true, false, "open", true, false);
+    }
+
+    @Test
+    void committedNotReleased_readCommittedShowsTheCommittedContent_andRecoveryReleases() {
+        CrashHook dieAfterCommit = (point, id) -> {
+            if (point.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1))) {
+                throw new IllegalStateException("the owner's process ends here");
+            }
+        };
+        assertThatThrownBy(() -> manager(dieAfterCommit).run(three())).hasMessageContaining("process ends");
+        assertThat(stored("order")).containsEntry("status", "open").containsKey("_m2pc");
+        TransactionManager reader = TransactionManager.builder().target("default", mongo.client())
+                .database(mongo.database()).application("tutorial-rules").build();
+
+        List<Optional<Document>> cut = reader.readCommitted(List.of(order, gone, created));
+
+        assertThat(cut.get(0).orElseThrow()).containsEntry("status", "paid").containsEntry("paid", 5L).doesNotContainKey("_m2pc");
+        assertThat(cut.get(1)).isEmpty();
+        assertThat(cut.get(2).orElseThrow()).containsEntry("amount", 5L).doesNotContainKey("_m2pc");
+        assertThat(reader.readCommitted(order).orElseThrow()).containsEntry("status", "paid");
+        mongo.expireLeases(mongo.database());
+        reader.recover(Duration.ZERO);
+        assertThat(stored("gone")).isNull();
+        assertThat(stored("created")).doesNotContainKey("_m2pc");
+        assertThat(mongo.transactions(mongo.database()).find().first().getString("state")).isEqualTo("done");
+    }
+
+    @Test
+    void refusedUpdate_cancels_andUndoesTheInsertAndTheTakes() {
+        docs.updateOne(new Document("_id", "order"), new Document("$set", new Document("status", "shipped")));
+
+        TransactionOutcome outcome = manager(CrashHook.NONE).run(three());
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.GUARD_FAILED);
+        assertThat(stored("order")).containsEntry("status", "shipped").doesNotContainKey("_m2pc");
+        assertThat(stored("gone")).containsEntry("note", "delete me").doesNotContainKey("_m2pc");
+        assertThat(stored("created")).isNull();
+    }
+
+    @Test
+    void incOfATextField_isRefusedAtThePrepare_notAfterTheCommitPoint() {
+        docs.updateOne(new Document("_id", "order"), new Document("$set", new Document("paid", "five")));
+
+        TransactionOutcome outcome = manager(CrashHook.NONE).run(three());
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reason()).contains("not a number");
+        assertThat(stored("order")).containsEntry("paid", "five").doesNotContainKey("_m2pc");
+        assertThat(stored("created")).isNull();
+    }
+
+    @Test
+    void submitted_isClaimedAndRunByTheTwoRoundRules() {
+        TransactionManager manager = manager(CrashHook.NONE);
+        Object id = manager.submit(three());
+        Document queued = mongo.transactions(mongo.database()).find(new Document("_id", id)).first();
+        assertThat(queued).containsEntry("state", "initial").containsEntry("protocol", 2);
+
+        TransactionOutcome outcome = TransactionManager.builder().target("default", mongo.client())
+                .database(mongo.database()).application("worker").build().claimAndRun().orElseThrow();
+
+        assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
+        Document done = mongo.transactions(mongo.database()).find(new Document("_id", id)).first();
+        assertThat(done).containsEntry("application", "worker").containsEntry("protocol", 2);
+        assertThat(stored("order")).containsEntry("status", "paid");
+        assertThat(stored("gone")).isNull();
+        assertThat(stored("created")).containsEntry("amount", 5L);
+    }
+}
