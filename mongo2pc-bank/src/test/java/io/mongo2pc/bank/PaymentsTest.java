@@ -3,6 +3,7 @@ package io.mongo2pc.bank;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -21,9 +22,14 @@ class PaymentsTest {
     Payments payments;
     Bank bank;
 
+    /** The manager's settings for these tests (a subclass runs them under the two-round commit). */
+    protected TransactionManagerBuilder configured() {
+        return Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database()));
+    }
+
     @BeforeEach
     void setUp() {
-        manager = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())).build();
+        manager = configured().build();
         bank = new Bank(manager);
         payments = new Payments(manager);
         bank.createAccount("alice", 100L);
@@ -91,12 +97,11 @@ class PaymentsTest {
         // The order is read only for its total; the transaction's guard decides. An order that
         // appears between that read and the transaction must not end up Paid without a debit.
         java.util.concurrent.atomic.AtomicBoolean create = new java.util.concurrent.atomic.AtomicBoolean(true);
-        TransactionManager racing = Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                .database(mongo.database()).crashHook((point, id) -> {
+        TransactionManager racing = configured().crashHook((point, id) -> {
                     if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1)) && create.getAndSet(false)) {
                         payments.createOrder("o3", 30L);
                     }
-                })).build();
+                }).build();
 
         TransactionOutcome outcome = new Payments(racing).pay("o3", "alice");
 
@@ -117,7 +122,7 @@ class PaymentsTest {
         mongo.invariants().expectTotal(mongo.database(), 70L);
     }
 
-    private com.mongodb.client.MongoDatabase db() {
+    com.mongodb.client.MongoDatabase db() {
         return mongo.client().getDatabase(mongo.database());
     }
 
@@ -125,7 +130,7 @@ class PaymentsTest {
         return db().getCollection("orders").find(new Document("_id", "o1")).first();
     }
 
-    private long balance() {
+    long balance() {
         return db().getCollection("accounts").find(new Document("_id", "alice")).first().getLong("balance");
     }
 }

@@ -28,6 +28,12 @@ enum TwoRoundBug {
     READ_IGNORES_COMMITTED_CREDIT(true, false),
     /** Markers of a transaction without a document are never resolved (a liveness bug). */
     NO_RESOLUTION_WITHOUT_DOCUMENT(true, false),
+    /** An increment's prepare does not require the document free of another transaction's lock (exclusive set-up). */
+    HOLD_IGNORES_LOCK(true, true),
+    /** An exclusive take does not require the document free of other transactions' markers (exclusive set-up). */
+    TAKE_IGNORES_MARKERS(true, true),
+    /** An exclusive update's change is written at its take, as under the tutorial's rules, instead of by the release. */
+    UPDATE_AT_TAKE(true, false),
     /** Recovery rolls forward a stale pending transaction even if its document was inserted after its deadline. */
     LATE_INSERT_ROLLED_FORWARD(false, false),
     /** The owner's undo while canceling carries no deadline (only the marker in the filter). */

@@ -75,16 +75,24 @@ final class TwoRoundInvariants {
                 }
             }
         }
-        return total == initial ? null : "finished and money not conserved: " + total + " instead of " + initial;
+        for (int a = 0; a < s.balance.length; a++) {
+            if (s.balance[a] != committedValue(s, a)) {
+                return "finished with " + ACCOUNT[a] + " = " + s.balance[a] + " but its committed value is " + committedValue(s, a);
+            }
+        }
+        // money is conserved by transfers; an update sets a balance
+        return total == initial || m.exclusive ? null : "finished and money not conserved: " + total + " instead of " + initial;
     }
 
-    /** The initial balance plus every committed transaction's changes to {@code a}. */
+    /** The initial balance with every committed transaction's changes to {@code a}, in the order they committed. */
     int committedValue(TwoRoundState s, int a) {
         int v = m.initial[a];
-        for (int t = 0; t < m.txs; t++) {
+        int first = Math.max(0, s.firstCommitted);
+        for (int k = 0; k < m.txs; k++) {
+            int t = (first + k) % m.txs;
             for (int i = 0; i < OPS; i++) {
                 if (s.committed[t] && ACC[t][i] == a) {
-                    v += DELTA[t][i];
+                    v = m.takes(t, i) ? TwoRoundModel.SET : v + DELTA[t][i];
                 }
             }
         }
@@ -99,10 +107,17 @@ final class TwoRoundInvariants {
     int readCommitted(TwoRoundState s, int a) {
         int v = s.balance[a];
         for (int t = 0; t < m.txs; t++) {
-            boolean committed = s.doc[t] == TransactionState.APPLIED || s.doc[t] == TransactionState.DONE;
             for (int i = 0; i < OPS; i++) {
-                if (ACC[t][i] != a || !s.marker[t][i]) {
-                    continue;
+                if (m.takes(t, i) && ACC[t][i] == a && s.marker[t][i] && isCommitted(s, t)) {
+                    v = TwoRoundModel.SET; // a committed update not released: the reader rolls it forward first
+                }
+            }
+        }
+        for (int t = 0; t < m.txs; t++) {
+            boolean committed = isCommitted(s, t);
+            for (int i = 0; i < OPS; i++) {
+                if (ACC[t][i] != a || !s.marker[t][i] || m.takes(t, i)) {
+                    continue; // an update not committed: its change is only in its lock
                 }
                 int now = m.appliedAtPrepare(t, i) ? DELTA[t][i] : 0;
                 int later = DELTA[t][i] - now;
@@ -114,6 +129,10 @@ final class TwoRoundInvariants {
             }
         }
         return v;
+    }
+
+    private static boolean isCommitted(TwoRoundState s, int t) {
+        return s.doc[t] == TransactionState.APPLIED || s.doc[t] == TransactionState.DONE;
     }
 
     String transitionViolation(TwoRoundState s, TwoRoundState n) {

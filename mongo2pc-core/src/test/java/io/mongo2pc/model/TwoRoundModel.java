@@ -38,8 +38,17 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     static final int[][] ACC = {{1, 0}, {0, 2}};
     /** [tx][op]: its change: -1 is a hold guarded by {@code balance >= 1}, +1 an increase without guard. */
     static final int[][] DELTA = {{-1, +1}, {-1, +1}};
+    /** With {@link #exclusive}: what T1's update of A sets A's balance to, at its release. */
+    static final int SET = 2;
 
     final Set<TwoRoundBug> bugs;
+    /**
+     * T1's operation on A is an exclusive update ({@code $set: {balance: SET}}) instead of a credit:
+     * its prepare takes A with a lock (only where no other transaction's marker is; no other
+     * transaction prepares on A while the lock is there) and stores the change, which the release
+     * applies (docs/PROTOCOL.md, "prepare an exclusive operation"); its undo unlocks.
+     */
+    final boolean exclusive;
     final int txs;
     final int[] initial;
     final int lease;
@@ -60,11 +69,17 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     private final TwoRoundInvariants invariants = new TwoRoundInvariants(this);
 
     TwoRoundModel(Set<TwoRoundBug> bugs, int txs, int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
+        this(bugs, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
+    }
+
+    TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, int txs, int[] initial, int lease, int skew, int[] behind, int crashes,
+                  int delays, int helpers) {
         if (txs < 1 || txs > 2 || initial.length != 3 || behind.length != 3 || skew >= lease
                 || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew)) {
             throw new IllegalArgumentException("need 1..2 transactions, 3 balances, 0 <= behind <= skew < lease");
         }
         this.bugs = bugs.isEmpty() ? EnumSet.noneOf(TwoRoundBug.class) : EnumSet.copyOf(bugs);
+        this.exclusive = exclusive;
         this.txs = txs;
         this.initial = initial.clone();
         this.lease = lease;
@@ -83,7 +98,36 @@ final class TwoRoundModel implements Model<TwoRoundState> {
 
     /** Holds change the balance at the prepare; increases wait for the release (unless the bug of today's rule). */
     boolean appliedAtPrepare(int t, int i) {
-        return DELTA[t][i] < 0 || has(TwoRoundBug.CREDIT_AT_PREPARE);
+        return !takes(t, i) && (DELTA[t][i] < 0 || has(TwoRoundBug.CREDIT_AT_PREPARE));
+    }
+
+    /** True for T1's exclusive update of A (in the {@link #exclusive} set-up). */
+    boolean takes(int t, int i) {
+        return exclusive && t == 0 && i == 1;
+    }
+
+    /** The guard of operation {@code i} of {@code t} holds on what is stored (the update has none). */
+    boolean guardHolds(TwoRoundState s, int t, int i) {
+        return takes(t, i) || DELTA[t][i] > 0 || s.balance[ACC[t][i]] + DELTA[t][i] >= 0;
+    }
+
+    /**
+     * The prepare of operation {@code i} of {@code t} is refused by another transaction on its
+     * account: a take finds another's marker there, any other prepare finds another's lock.
+     */
+    boolean blocked(TwoRoundState s, int t, int i) {
+        int a = ACC[t][i];
+        for (int u = 0; u < txs; u++) {
+            for (int j = 0; j < OPS; j++) {
+                if (u == t || ACC[u][j] != a || !s.marker[u][j]) {
+                    continue;
+                }
+                if (takes(u, j) ? !has(TwoRoundBug.HOLD_IGNORES_LOCK) : takes(t, i) && !has(TwoRoundBug.TAKE_IGNORES_MARKERS)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** The owner's deadline from the document's latest stamp: stamp + lease - maxClockSkew. */
@@ -341,6 +385,17 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         watch.put("a credit rolled forward by another process before its owner's release ran", s -> Arrays.stream(s.procs)
                 .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) == TwoRoundState.WIRE
                         && s.eff[0][1] == 1));
+        if (exclusive) {
+            watch.put("T1's update committed, its change still in its lock", s -> s.committed[0] && s.marker[0][1]);
+        }
+        if (exclusive && txs == 2) {
+            watch.put("T2's hold on A refused by T1's lock", s -> s.marker[0][1] && Arrays.stream(s.procs)
+                    .anyMatch(p -> p.owner() && p.tx() == 1 && p.slot(0) == TwoRoundState.REFUSED));
+            watch.put("T1's take of A refused by T2's hold", s -> s.marker[1][0] && Arrays.stream(s.procs)
+                    .anyMatch(p -> p.owner() && p.tx() == 0 && p.slot(1) == TwoRoundState.REFUSED));
+            watch.put("T2 committed before T1, T1 committed after", s -> s.firstCommitted == 1 && s.committed[0]);
+            watch.put("T1 committed before T2, T2 committed after", s -> s.firstCommitted == 0 && s.committed[1]);
+        }
         if (txs == 2) {
             watch.put("T2 committed", s -> s.committed[1]);
             watch.put("T2 canceled", s -> s.canceled[1]);
@@ -354,7 +409,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
      * Bigger searches outside the test suite, e.g. {@code java -Xmx12g -cp
      * mongo2pc-core/target/test-classes:mongo2pc-core/target/classes io.mongo2pc.model.TwoRoundModel
      * txs=2 crashes=1 helpers=1}. Arguments: {@code txs=1|2 balances=A,B,C lease=N skew=N
-     * behind=A,B,C crashes=N delays=N helpers=N bug=NAME} (bug repeatable).
+     * behind=A,B,C crashes=N delays=N helpers=N exclusive=true|false bug=NAME} (bug repeatable).
      */
     public static void main(String[] args) {
         int txs = 2;
@@ -365,6 +420,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         int crashes = 1;
         int delays = 1;
         int helpers = 1;
+        boolean exclusive = false;
         Set<TwoRoundBug> bugs = EnumSet.noneOf(TwoRoundBug.class);
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
@@ -377,12 +433,13 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 case "crashes" -> crashes = Integer.parseInt(kv[1]);
                 case "delays" -> delays = Integer.parseInt(kv[1]);
                 case "helpers" -> helpers = Integer.parseInt(kv[1]);
+                case "exclusive" -> exclusive = Boolean.parseBoolean(kv[1]);
                 case "bug" -> bugs.add(TwoRoundBug.valueOf(kv[1]));
                 default -> throw new IllegalArgumentException("unknown argument " + arg);
             }
         }
         long start = System.nanoTime();
-        TwoRoundModel model = new TwoRoundModel(bugs, txs, balances, lease, skew, behind, crashes, delays, helpers);
+        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, txs, balances, lease, skew, behind, crashes, delays, helpers);
         ModelChecker.Outcome outcome = new ModelChecker<>(model, model.situations()).run();
         System.out.println(String.join(" ", args) + ": " + outcome.report() + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         System.exit(outcome.ok() ? 0 : 1);

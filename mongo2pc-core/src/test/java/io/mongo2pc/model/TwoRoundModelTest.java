@@ -23,18 +23,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 class TwoRoundModelTest {
 
     /** A configuration: transactions (1: T1 = B -> A; 2: and T2 = A -> C), balances of A, B, C, clocks, faults. */
-    record Setup(String name, int txs, int[] balances, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
+    record Setup(String name, boolean exclusive, int txs, int[] balances, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         /** One transfer that commits; a crash, a write delayed past its sender's timeout; one clock. */
-        static final Setup ONE_TRANSFER = new Setup("T1 commits", 1, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 1, 1);
+        static final Setup ONE_TRANSFER = new Setup("T1 commits", false, 1, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 1, 1);
         /** The same, refused by its guard (B has nothing): it cancels; no write delayed past a timeout. */
-        static final Setup ONE_TRANSFER_REFUSED = new Setup("T1 refused", 1, new int[] {0, 0, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
+        static final Setup ONE_TRANSFER_REFUSED = new Setup("T1 refused", false, 1, new int[] {0, 0, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
         /** A's server runs a whole maxClockSkew behind the others': the margins are exactly used up. */
-        static final Setup SPLIT_CLOCKS = new Setup("T1 commits, A's clock 1 behind", 1, new int[] {0, 1, 0}, 2, 1, new int[] {1, 0, 0}, 1, 0, 1);
+        static final Setup SPLIT_CLOCKS = new Setup("T1 commits, A's clock 1 behind", false, 1, new int[] {0, 1, 0}, 2, 1, new int[] {1, 0, 0}, 1, 0, 1);
         /** T1 = B -> A and T2 = A -> C with A = 0, B = 1, C = 0: T2's guard on A meets T1's credit. */
-        static final Setup TWO_TRANSFERS = new Setup("T1 B->A and T2 A->C", 2, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 0, 0, 0);
+        static final Setup TWO_TRANSFERS = new Setup("T1 B->A and T2 A->C", false, 2, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 0, 0, 0);
+
+        /** T1 holds B and takes A for an exclusive update (A := 2 at its release); a crash, a late write. */
+        static final Setup ONE_UPDATE = new Setup("T1 holds B, updates A", true, 1, new int[] {1, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 1, 1);
+        /** The same, refused by its hold's guard (B has nothing): the take of A is undone. */
+        static final Setup ONE_UPDATE_REFUSED = new Setup("T1 refused, updates A", true, 1, new int[] {1, 0, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
+        /** T1 updates A exclusively while T2 = A -> C holds A: the lock and the hold exclude each other. */
+        static final Setup UPDATE_AND_TRANSFER = new Setup("T1 updates A, T2 A->C", true, 2, new int[] {1, 1, 0}, 2, 0, new int[] {0, 0, 0}, 0, 0, 0);
 
         TwoRoundModel model(Set<TwoRoundBug> bugs) {
-            return new TwoRoundModel(bugs, txs, balances, lease, skew, behind, crashes, delays, helpers);
+            return new TwoRoundModel(bugs, exclusive, txs, balances, lease, skew, behind, crashes, delays, helpers);
         }
 
         @Override
@@ -85,6 +92,34 @@ class TwoRoundModelTest {
         });
     }
 
+    @Test
+    void twoRoundCommit_exclusiveUpdateWithCrashesPausesLostAnswersAndLateWrites_keepsEveryInvariantAndCanAlwaysFinish() {
+        for (Setup setup : new Setup[] {Setup.ONE_UPDATE, Setup.ONE_UPDATE_REFUSED}) {
+            ModelChecker.Outcome outcome = check(EnumSet.noneOf(TwoRoundBug.class), setup);
+
+            assertThat(outcome.violation()).as(outcome.report()).isNull();
+            assertThat(outcome.finishedStates()).isPositive();
+            if (setup == Setup.ONE_UPDATE) {
+                assertThat(outcome.states()).isGreaterThan(100_000);
+                assertThat(outcome.reached()).as("situations the search must reach").allSatisfy((situation, states) ->
+                        assertThat(states).as(situation).isPositive());
+            }
+        }
+    }
+
+    @Test
+    void twoRoundCommit_exclusiveUpdateAndATransferOnOneAccount_excludeEachOtherAndReadCommittedExact() {
+        ModelChecker.Outcome outcome = check(EnumSet.noneOf(TwoRoundBug.class), Setup.UPDATE_AND_TRANSFER);
+
+        assertThat(outcome.violation()).as(outcome.report()).isNull();
+        assertThat(outcome.finishedStates()).isPositive();
+        assertThat(outcome.reached()).as("situations the search must reach").allSatisfy((situation, states) -> {
+            if (situation.startsWith("T2") || situation.startsWith("T1")) {
+                assertThat(states).as(situation).isPositive();
+            }
+        });
+    }
+
     /** What each deliberate bug must be caught as: a part of the violation's message. */
     private static final Map<TwoRoundBug, String> CAUGHT_AS = Map.ofEntries(
             entry(TwoRoundBug.CREDIT_AT_PREPARE, "the committed value of A is -1"),
@@ -97,16 +132,21 @@ class TwoRoundModelTest {
             entry(TwoRoundBug.IN_DOUBT_PREPARE_RESENT_AT_ONCE, "was prepared after T1 was committed"),
             entry(TwoRoundBug.UNDO_BEFORE_PREPARES_SETTLED, "was prepared after T1 was canceled"),
             entry(TwoRoundBug.READ_IGNORES_COMMITTED_CREDIT, "readCommitted(A) computes 0 but the committed value is 1"),
-            entry(TwoRoundBug.NO_RESOLUTION_WITHOUT_DOCUMENT, "no finished state is reachable"));
+            entry(TwoRoundBug.NO_RESOLUTION_WITHOUT_DOCUMENT, "no finished state is reachable"),
+            entry(TwoRoundBug.HOLD_IGNORES_LOCK, "but the committed value is"),
+            entry(TwoRoundBug.TAKE_IGNORES_MARKERS, "but the committed value is"),
+            entry(TwoRoundBug.UPDATE_AT_TAKE, "T1's operation on A"));
 
     private static Setup setupFor(TwoRoundBug bug) {
         return switch (bug) {
             case CREDIT_AT_PREPARE -> Setup.TWO_TRANSFERS;
+            case HOLD_IGNORES_LOCK, TAKE_IGNORES_MARKERS -> Setup.UPDATE_AND_TRANSFER;
+            case UPDATE_AT_TAKE -> Setup.ONE_UPDATE;
             case RESOLVER_WITHOUT_SKEW_MARGIN -> Setup.SPLIT_CLOCKS;
             case UNDO_BEFORE_PREPARES_SETTLED, OWNER_UNDO_WITHOUT_DEADLINE -> Setup.ONE_TRANSFER_REFUSED;
             // full searches (liveness, harmless mutation): the configuration without late writes
             case NO_RESOLUTION_WITHOUT_DOCUMENT, LATE_INSERT_ROLLED_FORWARD ->
-                    new Setup("T1 commits", 1, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
+                    new Setup("T1 commits", false, 1, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
             default -> Setup.ONE_TRANSFER;
         };
     }

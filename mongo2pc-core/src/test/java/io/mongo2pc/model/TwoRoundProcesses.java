@@ -160,13 +160,16 @@ final class TwoRoundProcesses {
                         n.procs[p] = n.procs[p].withSlot(op, RESEND);
                     });
                 }
-                if (fixes.isEmpty() && s.balance[a] + TwoRoundModel.DELTA[t][i] >= 0) {
+                boolean guard = m.guardHolds(s, t, i);
+                if (fixes.isEmpty() && guard) {
                     add(out, s, () -> "P" + p + " finds the guard on " + ACCOUNT[a] + " holds now: will prepare again",
                             n -> n.procs[p] = n.procs[p].withSlot(op, RESEND));
                 }
-                if (!fixes.isEmpty() || s.balance[a] + TwoRoundModel.DELTA[t][i] >= 0) {
+                if ((!fixes.isEmpty() || guard) && !m.blocked(s, t, i)) {
                     return;
                 }
+                // Refused for good, or held by another transaction's lock or markers: the owner may
+                // also give up (the conflict timeout) and cancel.
                 refusedForGood = true;
                 break;
             }

@@ -61,7 +61,7 @@ final class TwoRoundServer {
     }
 
     /**
-     * Hold or mark: {@code {_id, marker: {$ne: t}, <guard>, $expr: {$lt: [$$NOW, until]}}} ->
+     * Hold, mark or take (an exclusive update: no other transaction's marker, stores its change): {@code {_id, marker: {$ne: t}, <guard>, $expr: {$lt: [$$NOW, until]}}} ->
      * {@code {$inc: <decreases>, $push: marker, $set: entry}}. A miss is read back: the marker is
      * there (done before), the deadline passed (expired), or the guard fails (refused).
      */
@@ -69,12 +69,16 @@ final class TwoRoundServer {
         int t = w.tx();
         int i = w.op();
         int a = ACC[t][i];
-        boolean guard = DELTA[t][i] > 0 || s.balance[a] + DELTA[t][i] >= 0;
+        boolean guard = m.guardHolds(s, t, i) && !m.blocked(s, t, i);
         boolean open = m.has(TwoRoundBug.PREPARE_WITHOUT_DEADLINE) || fenceOpen(w);
         if (!s.marker[t][i] && guard && open) {
             s.marker[t][i] = true;
             if (m.appliedAtPrepare(t, i)) {
                 s.balance[a] += DELTA[t][i];
+                s.eff[t][i]++;
+            }
+            if (m.takes(t, i) && m.has(TwoRoundBug.UPDATE_AT_TAKE)) {
+                s.balance[a] = TwoRoundModel.SET; // the tutorial's way: the change in effect at the take
                 s.eff[t][i]++;
             }
             return Result.DONE;
@@ -112,7 +116,10 @@ final class TwoRoundServer {
         boolean match = s.marker[t][i] || m.has(TwoRoundBug.ROLL_FORWARD_WITHOUT_MARKER);
         if (match) {
             s.marker[t][i] = false;
-            if (!m.appliedAtPrepare(t, i)) {
+            if (m.takes(t, i)) {
+                s.balance[ACC[t][i]] = TwoRoundModel.SET; // the update's stored change, applied with the unlock
+                s.eff[t][i]++;
+            } else if (!m.appliedAtPrepare(t, i)) {
                 s.balance[ACC[t][i]] += DELTA[t][i];
                 s.eff[t][i]++;
             }
@@ -166,6 +173,9 @@ final class TwoRoundServer {
     private static void setState(TwoRoundState s, int t, TransactionState to) {
         if (to == TransactionState.APPLIED) {
             s.committed[t] = true;
+            if (s.firstCommitted < 0) {
+                s.firstCommitted = t;
+            }
         }
         if (to == TransactionState.CANCELED) {
             s.canceled[t] = true;

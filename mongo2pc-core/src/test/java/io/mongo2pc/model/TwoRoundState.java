@@ -216,13 +216,15 @@ final class TwoRoundState {
     /** The deadline its round-1 entries carry ({@code until}), as a distance from now, while it has no document. */
     int[] until;
     int[] balance;
-    /** [tx][op]: the operation's marker (and entry) is on its account. */
+    /** [tx][op]: the operation's marker (and entry) is on its account; for an exclusive update, its lock. */
     boolean[][] marker;
     /** Ghost [tx][op]: how many times the operation's change is in the stored balance. */
     int[][] eff;
     /** Ghost: the transaction reached applied / canceled. */
     boolean[] committed;
     boolean[] canceled;
+    /** Ghost: the transaction that reached applied first (-1: none yet), for the committed value of an update. */
+    int firstCommitted = -1;
     int crashesLeft;
     /** How many more writes may be delayed past their sender's timeout (each leaves an orphan on the wire). */
     int delaysLeft;
@@ -251,6 +253,7 @@ final class TwoRoundState {
         }
         s.committed = committed.clone();
         s.canceled = canceled.clone();
+        s.firstCommitted = firstCommitted;
         s.crashesLeft = crashesLeft;
         s.delaysLeft = delaysLeft;
         s.procs = procs.clone();
@@ -285,7 +288,7 @@ final class TwoRoundState {
         for (int v : balance) {
             b.append((char) (v + 16));
         }
-        b.append((char) crashesLeft).append((char) delaysLeft);
+        b.append((char) crashesLeft).append((char) delaysLeft).append((char) (firstCommitted + 1));
         for (Proc p : procs) {
             p.appendCode(b);
         }
