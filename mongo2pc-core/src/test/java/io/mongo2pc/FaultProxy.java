@@ -38,6 +38,9 @@ final class FaultProxy implements AutoCloseable {
     private final AtomicReference<Runnable> before = new AtomicReference<>();
     private volatile Predicate<String> everyTrigger = s -> false;
     private volatile Runnable every;
+    private volatile Predicate<String> countTrigger = s -> false;
+    /** How many requests that {@link #countAnswers}'s trigger accepts the server has answered (delivered or not). */
+    final AtomicInteger answered = new AtomicInteger();
 
     FaultProxy(String mongoUri) throws IOException {
         // the first host of the URI (on a replica set: give the primary first)
@@ -81,6 +84,11 @@ final class FaultProxy implements AutoCloseable {
     void runBeforeEvery(Predicate<String> trigger, Runnable action) {
         this.every = action;
         this.everyTrigger = trigger;
+    }
+
+    /** Counts in {@link #answered} the server's answers to requests {@code trigger} accepts, also those the client no longer waits for. */
+    void countAnswers(Predicate<String> trigger) {
+        this.countTrigger = trigger;
     }
 
     void stopEvery() {
@@ -131,6 +139,9 @@ final class FaultProxy implements AutoCloseable {
                 toServer.write(request);
                 toServer.flush();
                 byte[] reply = readMessage(fromServer);
+                if (countTrigger.test(text)) {
+                    answered.incrementAndGet();
+                }
                 if (drop) {
                     dropped.incrementAndGet();
                     return; // the write is applied; its acknowledgement never arrives

@@ -71,6 +71,38 @@ class ZombieOwnerTest {
         return builder;
     }
 
+    /** The transaction the owner runs (a subclass pays an order instead). */
+    TransactionOutcome start(TransactionManager owner) {
+        return new Bank(owner).transfer("A", "B", 100L);
+    }
+
+    /** The documents of a fresh database the transaction runs on. */
+    void setUp(TransactionManager setup) {
+        Bank bank = new Bank(setup);
+        bank.createAccount("A", 1000L);
+        bank.createAccount("B", 1000L);
+    }
+
+    /** What the transaction changes, as stored. */
+    List<Object> observed(String db) {
+        return new ArrayList<>(balances(db));
+    }
+
+    /** {@link #observed} once the transaction ended {@code done}, or with nothing in effect. */
+    List<Object> expected(boolean done) {
+        return done ? List.of(900L, 1100L) : List.of(1000L, 1000L);
+    }
+
+    /** The total of the accounts' balances once the transaction ended {@code done}, or with nothing in effect. */
+    long total(boolean done) {
+        return 2000L;
+    }
+
+    /** The collections whose documents must carry no lock, entry or marker once the transaction ended. */
+    List<String> collections() {
+        return List.of("accounts");
+    }
+
     private void pauseAt(CrashPoint point, Takeover takeover) throws Exception {
         String db = freshDatabase();
         CountDownLatch paused = new CountDownLatch(1);
@@ -86,7 +118,7 @@ class ZombieOwnerTest {
             }
         };
         TransactionManager owner = manager(db, "owner", mongo.client(), pauseOnce, OWNER_LEASE);
-        CompletableFuture<TransactionOutcome> running = CompletableFuture.supplyAsync(() -> new Bank(owner).transfer("A", "B", 100L));
+        CompletableFuture<TransactionOutcome> running = CompletableFuture.supplyAsync(() -> start(owner));
         assertThat(paused.await(10, TimeUnit.SECONDS)).as("owner reached " + point).isTrue();
 
         // Another instance waits out the owner's lease (server time) and finishes or cancels the transaction.
@@ -97,7 +129,7 @@ class ZombieOwnerTest {
         } catch (AssertionError e) {
             throw new AssertionError("owner paused at " + point + ": " + e.getMessage(), e);
         }
-        List<Long> balancesAfterTakeover = balances(db);
+        List<Object> afterTakeover = observed(db);
 
         resume.countDown();
         String ownerEnding;
@@ -116,12 +148,15 @@ class ZombieOwnerTest {
         Document after = transaction(db, txId.get());
         assertThat(after.getString("state")).as(what + ": state").isEqualTo(settled.getString("state"));
         assertThat(after.get("epoch")).as(what + ": epoch").isEqualTo(settled.get("epoch"));
-        assertThat(balances(db)).as(what + ": balances").isEqualTo(balancesAfterTakeover);
-        TransactionState state = TransactionState.parse(after.getString("state")).orElseThrow();
-        assertThat(balances(db)).as(what + ": atomic").isEqualTo(state == TransactionState.DONE ? List.of(900L, 1100L) : List.of(1000L, 1000L));
-        assertThat(new Invariants(mongo.client(), db).expectTotal(db, 2000L).violations()).as(what).isEmpty();
-        for (Document account : mongo.client().getDatabase(db).getCollection("accounts").find()) {
-            assertThat(account.keySet()).as(what + ": entries left on " + account.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+        assertThat(observed(db)).as(what + ": balances").isEqualTo(afterTakeover);
+        boolean done = TransactionState.parse(after.getString("state")).orElseThrow() == TransactionState.DONE;
+        assertThat(observed(db)).as(what + ": atomic").isEqualTo(expected(done));
+        assertThat(new Invariants(mongo.client(), db).expectTotal(db, total(done)).violations()).as(what).isEmpty();
+        for (String collection : collections()) {
+            for (Document doc : mongo.client().getDatabase(db).getCollection(collection).find()) {
+                assertThat(doc.keySet()).as(what + ": entries left on " + doc.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+                assertThat(doc.getList("pendingTransactions", Object.class, List.of())).as(what + ": markers left").isEmpty();
+            }
         }
         mongo.client().getDatabase(db).drop();
     }
@@ -152,16 +187,14 @@ class ZombieOwnerTest {
     private List<CrashPoint> pointsOfACleanTransfer() {
         String db = freshDatabase();
         Set<CrashPoint> points = new LinkedHashSet<>();
-        new Bank(manager(db, "probe", mongo.client(), (p, id) -> points.add(p), OWNER_LEASE)).transfer("A", "B", 100L);
+        start(manager(db, "probe", mongo.client(), (p, id) -> points.add(p), OWNER_LEASE));
         mongo.client().getDatabase(db).drop();
         return new ArrayList<>(points);
     }
 
     private String freshDatabase() {
         String db = mongo.database() + "_" + (++round) + "_";
-        Bank bank = new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, Duration.ofSeconds(30)));
-        bank.createAccount("A", 1000L);
-        bank.createAccount("B", 1000L);
+        setUp(manager(db, "setup", mongo.client(), CrashHook.NONE, Duration.ofSeconds(30)));
         return db;
     }
 
@@ -183,11 +216,11 @@ class ZombieOwnerTest {
         return otherClient;
     }
 
-    private static Document transaction(String db, Object id) {
+    static Document transaction(String db, Object id) {
         return mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", id)).first();
     }
 
-    private static List<Long> balances(String db) {
+    static List<Long> balances(String db) {
         List<Long> balances = new ArrayList<>();
         for (String id : List.of("A", "B")) {
             balances.add(mongo.client().getDatabase(db).getCollection("accounts").find(new Document("_id", id)).first().getLong("balance"));
