@@ -14,6 +14,7 @@ import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testing.Transfers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
@@ -145,9 +146,8 @@ public class CrashPointSweepTest {
     /** A database of its own for one round, with accounts A and B of 1000 each in the tutorial's shape. */
     protected String freshDatabase() {
         String db = mongo.database() + "_" + (++round) + "_";
-        mongo.client().getDatabase(db).getCollection("accounts").insertMany(List.of(
-                new Document("_id", "A").append("balance", 1000L).append("pendingTransactions", new ArrayList<>()),
-                new Document("_id", "B").append("balance", 1000L).append("pendingTransactions", new ArrayList<>())));
+        Transfers.createAccount(mongo.client().getDatabase(db), "A", 1000L);
+        Transfers.createAccount(mongo.client().getDatabase(db), "B", 1000L);
         mongo.invariants().expectTotal(db, 2000L);
         return db;
     }
@@ -180,12 +180,9 @@ public class CrashPointSweepTest {
                         new Document("frozen", new Document("$ne", false)).append("balance", new Document("$lt", 0L)))));
     }
 
-    /** 100 from A to B, guarded by A's funds: two increments, stored with the transaction. */
+    /** 100 from A to B: two guarded increments, stored with the transaction. */
     protected TransactionOutcome transfer(String db, TransactionManager manager) {
-        return manager.run(List.of(
-                Operation.increment(DocumentRef.of(db, "accounts", "A"), "balance", -100L,
-                        new Document("balance", new Document("$gte", 100L))),
-                Operation.increment(DocumentRef.of(db, "accounts", "B"), "balance", 100L, null)));
+        return manager.run(Transfers.of(db, "A", "B", 100L));
     }
 
     private static TransactionState expectedWithoutCrash(Scenario scenario) {

@@ -1,9 +1,7 @@
 package io.mongo2pc.sweeps;
 
 import com.mongodb.client.MongoCollection;
-import io.mongo2pc.DocumentRef;
 import io.mongo2pc.LeaseLostException;
-import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
@@ -12,6 +10,7 @@ import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testing.Transfers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,8 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,7 +49,7 @@ public class FencingTest {
     }
 
     private void createAccount(String id, long balance) {
-        accounts.insertOne(new Document("_id", id).append("balance", balance).append("pendingTransactions", new ArrayList<>()));
+        Transfers.createAccount(mongo.client().getDatabase(mongo.database()), id, balance);
     }
 
     private TransactionManager manager(String application, CrashHook hook) {
@@ -64,16 +61,9 @@ public class FencingTest {
         return builder;
     }
 
-    /**
-     * Moves {@code amount} from {@code source} to {@code destination} on {@code manager}: the debit
-     * guarded by the funds, the credit by the room left below {@code Long.MAX_VALUE}.
-     */
+    /** Moves {@code amount} from {@code source} to {@code destination} on {@code manager} ({@link Transfers#of}). */
     protected TransactionOutcome transfer(TransactionManager manager, String source, String destination, long amount) {
-        return manager.run(List.of(
-                Operation.increment(DocumentRef.of(mongo.database(), "accounts", source), "balance", -amount,
-                        new Document("balance", new Document("$gte", amount))),
-                Operation.increment(DocumentRef.of(mongo.database(), "accounts", destination), "balance", amount,
-                        new Document("balance", new Document("$lte", Long.MAX_VALUE - amount)))));
+        return manager.run(Transfers.of(mongo.database(), source, destination, amount));
     }
 
     /** Pauses the owner once at {@code point} past its lease, and runs {@code meanwhile} during the pause. */
