@@ -146,7 +146,7 @@ final class Exclusive {
             return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: the take of " + op.document()
                     + " was refused while another transaction held it, and the guard holds now");
         }
-        return Participants.Result.refused(Participants.isFundsCheck(op) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
+        return Participants.Result.refused(Refusals.isFundsCheck(op) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
                 "guard " + op.guard().toJson() + " does not hold on " + op.document());
     }
 
