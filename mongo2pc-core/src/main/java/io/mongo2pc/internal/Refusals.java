@@ -64,7 +64,15 @@ final class Refusals {
         // Nothing above explains the refusal: the guard fails, or what refused the write (another
         // transaction's lock or markers) was gone by the time of the read above. Only a guard that
         // fails now cancels; otherwise the write is tried again.
-        Document guardHolds = new Document(Fields.ID, id);
+        return byGuard(coll, op);
+    }
+
+    /**
+     * A write of {@code op} refused for none of the other reasons: busy if its guard holds now (what
+     * refused it was gone by the time of the read: try again), else refused by the guard.
+     */
+    static Result byGuard(MongoCollection<Document> coll, Operation op) {
+        Document guardHolds = new Document(Fields.ID, op.document().id());
         guardHolds.putAll(op.guard());
         if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() != null) {
             return Result.busy(ReasonCode.CONFLICT, "conflict: the write to " + op.document()
