@@ -49,7 +49,7 @@ public class CrashPointSweepTest {
     protected static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
     /** A scenario: accounts A and B, and a transaction that either commits or cancels at B. */
-    enum Scenario {
+    protected enum Scenario {
         /** A transfer of 100 from A to B: ends done. */
         COMMITS,
         /** A debit of A then a credit of B whose guard fails: the debit is undone, ends canceled. */
@@ -143,13 +143,42 @@ public class CrashPointSweepTest {
 
     // ---- the scenarios ----------------------------------------------------------------------
 
-    /** A database of its own for one round, with accounts A and B of 1000 each in the tutorial's shape. */
+    /** A database of its own for one round, with the documents of {@link #populate}. */
     protected String freshDatabase() {
         String db = mongo.database() + "_" + (++round) + "_";
+        populate(db);
+        mongo.invariants().expectTotal(db, total(false));
+        return db;
+    }
+
+    // ---- the workload (a subclass may run another: the bank's payments) --------------------
+
+    /** The documents a round starts with: accounts A and B of 1000 each in the tutorial's shape. */
+    protected void populate(String db) {
         Transfers.createAccount(mongo.client().getDatabase(db), "A", 1000L);
         Transfers.createAccount(mongo.client().getDatabase(db), "B", 1000L);
-        mongo.invariants().expectTotal(db, 2000L);
-        return db;
+    }
+
+    /** What the scenario's transaction changes, as stored: the balances of A and B. */
+    protected List<Object> observed(String db) {
+        Function<String, Long> balance = id -> mongo.client().getDatabase(db).getCollection("accounts")
+                .find(new Document("_id", id)).first().getLong("balance");
+        return List.of(balance.apply("A"), balance.apply("B"));
+    }
+
+    /** {@link #observed} once the scenario's transaction ended {@code done}, or with nothing in effect. */
+    protected List<Object> expected(Scenario scenario, boolean done) {
+        return done ? List.of(900L, 1100L) : List.of(1000L, 1000L);
+    }
+
+    /** The total of the accounts' balances once the transaction ended {@code done}, or with nothing in effect. */
+    protected long total(boolean done) {
+        return 2000L;
+    }
+
+    /** The collections whose documents must carry no lock, entry or marker once the transaction ended. */
+    protected List<String> collections() {
+        return List.of("accounts");
     }
 
     private TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
@@ -169,7 +198,7 @@ public class CrashPointSweepTest {
     }
 
     /** Runs the scenario's transaction on {@code manager}: its commit is {@link #transfer} (100 from A to B). */
-    private TransactionOutcome start(String db, Scenario scenario, TransactionManager manager) {
+    protected TransactionOutcome start(String db, Scenario scenario, TransactionManager manager) {
         if (scenario == Scenario.COMMITS) {
             return transfer(db, manager);
         }
@@ -220,6 +249,7 @@ public class CrashPointSweepTest {
         TransactionOutcome outcome = start(db, scenario, manager(db, "probe", mongo.client(), (p, id) -> points.add(p)));
         assertThat(outcome.state()).isEqualTo(expectedWithoutCrash(scenario));
         assertThat(points).hasSizeGreaterThanOrEqualTo(10);
+        mongo.client().getDatabase(db).drop(); // a probe: its total need not be the one the round started with
         return List.copyOf(points);
     }
 
@@ -231,30 +261,34 @@ public class CrashPointSweepTest {
         mongo.expireLeases(db);
         Set<CrashPoint> points = new LinkedHashSet<>();
         manager(db, "probe-recoverer", mongo.client(), (p, id) -> points.add(p)).recover(Duration.ZERO);
+        mongo.client().getDatabase(db).drop();
         return List.copyOf(points);
     }
 
     private void assertAtomic(String db, Scenario scenario, String what, Object txId) {
-        Function<String, Long> balance = id -> mongo.client().getDatabase(db).getCollection("accounts")
-                .find(new Document("_id", id)).first().getLong("balance");
         Document tx = txId == null ? null : mongo.client().getDatabase(db).getCollection("transactions")
                 .find(new Document("_id", txId)).first();
+        boolean done = false;
         if (tx == null) {
             // Crashed before its document was written: nothing may be in effect.
-            assertThat(List.of(balance.apply("A"), balance.apply("B"))).as(what).containsExactly(1000L, 1000L);
+            assertThat(observed(db)).as(what).isEqualTo(expected(scenario, false));
         } else {
             TransactionState state = TransactionState.parse(tx.getString("state")).orElseThrow();
             assertThat(state.isTerminal()).as(what + ": terminal, was " + tx.toJson()).isTrue();
-            if (state == TransactionState.DONE) {
+            done = state == TransactionState.DONE;
+            if (done) {
                 assertThat(scenario).as(what + ": only the committing scenario may end done").isEqualTo(Scenario.COMMITS);
-                assertThat(List.of(balance.apply("A"), balance.apply("B"))).as(what + ": applied exactly once").containsExactly(900L, 1100L);
+                assertThat(observed(db)).as(what + ": applied exactly once").isEqualTo(expected(scenario, true));
             } else {
-                assertThat(List.of(balance.apply("A"), balance.apply("B"))).as(what + ": nothing in effect").containsExactly(1000L, 1000L);
+                assertThat(observed(db)).as(what + ": nothing in effect").isEqualTo(expected(scenario, false));
             }
         }
-        assertThat(new Invariants(mongo.client(), db).expectTotal(db, 2000L).violations()).as(what).isEmpty();
-        for (Document account : mongo.client().getDatabase(db).getCollection("accounts").find()) {
-            assertThat(account.keySet()).as(what + ": entries left on " + account.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+        assertThat(new Invariants(mongo.client(), db).expectTotal(db, total(done)).violations()).as(what).isEmpty();
+        for (String collection : collections()) {
+            for (Document doc : mongo.client().getDatabase(db).getCollection(collection).find()) {
+                assertThat(doc.keySet()).as(what + ": entries or lock left on " + doc.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+                assertThat(doc.getList("pendingTransactions", Object.class, List.of())).as(what + ": markers left").isEmpty();
+            }
         }
         // Checked: drop it so that the server stays small over hundreds of rounds.
         mongo.client().getDatabase(db).drop();
