@@ -73,6 +73,23 @@ class TwoRoundExclusiveTest {
     }
 
     @Test
+    void finishInBackground_returnsAtTheCommitPoint_andTheFinisherReleasesTheLocks() {
+        TransactionManager manager = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("two-round").twoRoundCommit(true).finishInBackground(true).build();
+
+        TransactionOutcome outcome = manager.run(three());
+
+        assertThat(outcome.isCommitted()).as(String.valueOf(outcome.reason())).isTrue();
+        assertThat(manager.readCommitted(order).orElseThrow()).containsEntry("status", "paid");
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();
+        assertThat(stored("order")).containsEntry("status", "paid").containsEntry("paid", 5L).doesNotContainKey("_m2pc");
+        assertThat(stored("gone")).isNull();
+        assertThat(stored("created")).doesNotContainKey("_m2pc");
+        assertThat(mongo.transactions(mongo.database()).find().first().getString("state")).isEqualTo("done");
+        manager.close();
+    }
+
+    @Test
     void beforeTheCommitPoint_noChangeIsVisible_plainOrCommitted() {
         TransactionManager reader = manager(CrashHook.NONE);
         List<Object> seen = new ArrayList<>();
