@@ -46,6 +46,8 @@ public final class Engine {
     /** The two-round commit: runs new transactions if configured; recovers and resolves its transactions always. */
     private final TwoRound twoRound;
     private final Sweep sweep;
+    /** Finishes, off the readers' path, committed two-round transactions whose markers readers met. */
+    private final RollForward rollForward;
     /** How long a call whose id is taken waits for that transaction's outcome. */
     private final Duration waitForExisting;
 
@@ -82,7 +84,8 @@ public final class Engine {
         this.outcomes = new Outcomes(store, clock, retrier, operations::of, takeOver, settings.lease());
         this.starter = new Starter(settings, store, clock, retrier, transactionWrites, operations, writes, coordinator,
                 finishing, outcomes, crashPoints, tokens, settings.twoRoundCommit() ? twoRound : null);
-        this.committedReader = new CommittedReader(targets, store, operations::of);
+        this.rollForward = new RollForward(targets, store, operations::of, settings.crashHook(), settings.owner());
+        this.committedReader = new CommittedReader(targets, store, operations::of, rollForward::met);
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of);
         this.admin = new AdminQueries(store, clock, retrier);
         this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
@@ -128,7 +131,9 @@ public final class Engine {
     /** Stops the background finisher after what it holds, waiting up to {@code timeout}; false if some is left to recovery. */
     public boolean close(Duration timeout) {
         boolean closed = finishing.close(timeout);
-        return twoRound.finish().close(timeout) && closed;
+        closed = twoRound.finish().close(timeout) && closed;
+        rollForward.close(Duration.ZERO); // best effort: what it holds is found again by readers and recovery
+        return closed;
     }
 
     // ---- reads -----------------------------------------------------------------------------
