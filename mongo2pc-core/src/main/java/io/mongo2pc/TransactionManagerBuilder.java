@@ -45,6 +45,8 @@ public final class TransactionManagerBuilder {
     boolean twoRoundCommit;
     int combinedRequestsInFlight = DEFAULT_COMBINED_REQUESTS_IN_FLIGHT;
     Duration finishLinger = DEFAULT_FINISH_LINGER;
+    /** Null: the default, the lease. */
+    Duration sweepPeriod;
 
     TransactionManagerBuilder() { }
 
@@ -251,6 +253,24 @@ public final class TransactionManagerBuilder {
             throw new IllegalArgumentException("finishLinger must be between 0 and 10s, got " + linger);
         }
         this.finishLinger = linger;
+        return this;
+    }
+
+    /**
+     * The least time between two sweeps of this manager's {@code recover}: a sweep reads the
+     * documents with markers in every participant collection the two-round commit recorded, to
+     * find the markers of transactions whose document was never written (their owner died in its
+     * first round), which no scan of the transactions collection finds. Such a marker can be
+     * resolved only once its deadline (about a lease after it was written) is past, so sweeping
+     * more often than once per lease finds little more, while each sweep reads every document with
+     * markers. A process's first {@code recover} always sweeps (the CLI's {@code recover} does);
+     * {@code Duration.ZERO} sweeps at every {@code recover}. Default: the lease; at most a day.
+     */
+    public TransactionManagerBuilder sweepPeriod(Duration period) {
+        if (period == null || period.isNegative() || period.compareTo(Duration.ofDays(1)) > 0) {
+            throw new IllegalArgumentException("sweepPeriod must be between 0 and 1 day, got " + period);
+        }
+        this.sweepPeriod = period;
         return this;
     }
 

@@ -42,6 +42,7 @@ public final class TransactionManagerSettings {
     private final boolean twoRoundCommit;
     private final int combinedRequestsInFlight;
     private final Duration finishLinger;
+    private final Duration sweepPeriod;
 
     TransactionManagerSettings(TransactionManagerBuilder b) {
         this.targets = Map.copyOf(b.targets);
@@ -73,6 +74,7 @@ public final class TransactionManagerSettings {
         this.twoRoundCommit = b.twoRoundCommit;
         this.combinedRequestsInFlight = b.combinedRequestsInFlight;
         this.finishLinger = b.finishLinger;
+        this.sweepPeriod = b.sweepPeriod != null ? b.sweepPeriod : b.lease;
     }
 
     public String database() { return database; }
@@ -99,6 +101,8 @@ public final class TransactionManagerSettings {
     public Map<String, MongoClient> targets() { return targets; }
     /** How long a round of the background finisher waits for more committed transactions after its first. */
     public Duration finishLinger() { return finishLinger; }
+    /** The least time between two sweeps of {@code recover} for markers without a transaction document (default: the lease). */
+    public Duration sweepPeriod() { return sweepPeriod; }
     public CrashHook crashHook() { return crashHook; }
     public TransactionMetrics metrics() { return metrics; }
     /** The readers of transaction documents without mongo2pc's {@code ops}, in the order registered. */

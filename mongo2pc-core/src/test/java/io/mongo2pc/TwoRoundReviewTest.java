@@ -269,7 +269,9 @@ class TwoRoundReviewTest {
         accounts(100, 0);
         mongo.invariants().expectTotal(mongo.database(), 100L);
         crashBeforeInsert("pay-4");
-        TransactionManager other = manager(mongo.client(), true, CrashHook.NONE);
+        // A sweep at every recover (the default is one per lease): the loop waits for the deadline.
+        TransactionManager other = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("rules2").twoRoundCommit(true).sweepPeriod(Duration.ZERO).build();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (balance("A") != 100L && System.nanoTime() < until) {
             Thread.sleep(200); // the sweep acts once the prepares' deadline plus the skew has passed

@@ -72,7 +72,7 @@ public final class Engine {
         Coordinator coordinator = new Coordinator(participants, writes, finishing, settings.metrics());
         Resolver resolver = new Resolver(store, clock, settings.maxClockSkew(), participants.coordinator(), settings.crashHook());
         this.sweep = new Sweep(targets, targets.collection(DocumentRef.DEFAULT_TARGET, database, collection + "_participants"),
-                resolver);
+                resolver, settings.sweepPeriod());
         this.twoRound = new TwoRound(new TwoRoundContext(settings, targets, store, clock, retrier, writesInDoubt,
                 transactionWrites, writes, crashPoints, tokens,
                 new Entries(targets, settings.maxMarkers(), participants.coordinator()), resolver, sweep),
@@ -165,7 +165,9 @@ public final class Engine {
     public RecoveryReport recover(Duration olderThan) {
         RecoveryReport report = recovery.recover(olderThan);
         // Markers of two-round transactions whose document was never written: found by no scan of transactions.
-        retrier.call("sweep", null, null, sweep::sweep);
+        if (sweep.due()) {
+            retrier.call("sweep", null, null, sweep::sweep);
+        }
         return report;
     }
 

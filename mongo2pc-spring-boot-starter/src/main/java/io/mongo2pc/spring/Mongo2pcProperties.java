@@ -65,6 +65,9 @@ public class Mongo2pcProperties {
     /** With background finishing: how long a finisher round waits for more committed transactions after its first (at most 10s). */
     private Duration finishLinger = Duration.ofMillis(5);
 
+    /** The least time between two sweeps for markers without a transaction document (recovery passes). Default: the lease. */
+    private Duration sweepPeriod;
+
     /**
      * Further MongoDB deployments operations may reach, by name: mongo2pc.targets.shop=mongodb://host/.
      * 'default' (the transactions collection) is the application's MongoClient unless given here.
@@ -155,6 +158,8 @@ public class Mongo2pcProperties {
     public void setFinishing(Finishing finishing) { this.finishing = finishing; }
     public Duration getFinishLinger() { return finishLinger; }
     public void setFinishLinger(Duration finishLinger) { this.finishLinger = finishLinger; }
+    public Duration getSweepPeriod() { return sweepPeriod; }
+    public void setSweepPeriod(Duration sweepPeriod) { this.sweepPeriod = sweepPeriod; }
     public Map<String, String> getTargets() { return targets; }
     public void setTargets(Map<String, String> targets) { this.targets = targets; }
     public Bank getBank() { return bank; }

@@ -54,6 +54,7 @@ class Mongo2pcAutoConfigurationTest {
                 "mongo2pc.combined-requests-in-flight=4",
                 "mongo2pc.finishing=background",
                 "mongo2pc.finish-linger=20ms",
+                "mongo2pc.sweep-period=45s",
                 "mongo2pc.targets.shop=" + mongo.uri()).run(context -> {
             TransactionManagerSettings s = context.getBean(TransactionManager.class).settings();
             assertThat(s.database()).isEqualTo(mongo.database());
@@ -70,6 +71,7 @@ class Mongo2pcAutoConfigurationTest {
             assertThat(s.combinedRequestsInFlight()).isEqualTo(4);
             assertThat(s.finishInBackground()).isTrue();
             assertThat(s.finishLinger()).isEqualTo(Duration.ofMillis(20));
+            assertThat(s.sweepPeriod()).isEqualTo(Duration.ofSeconds(45));
             assertThat(s.target("default")).isSameAs(context.getBean(MongoClient.class));
             assertThat(s.target("shop")).isNotNull().isNotSameAs(s.target("default"));
             assertThat(context).hasSingleBean(Bank.class).hasSingleBean(Payments.class).doesNotHaveBean(Mongo2pcWorker.class);
@@ -88,6 +90,7 @@ class Mongo2pcAutoConfigurationTest {
             assertThat(s.combinedRequestsInFlight()).isEqualTo(TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT);
             assertThat(s.finishInBackground()).isFalse();
             assertThat(s.finishLinger()).isEqualTo(TransactionManagerBuilder.DEFAULT_FINISH_LINGER);
+            assertThat(s.sweepPeriod()).as("the lease").isEqualTo(Duration.ofSeconds(30));
         });
     }
 
