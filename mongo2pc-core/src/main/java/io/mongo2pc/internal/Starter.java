@@ -70,9 +70,10 @@ final class Starter {
                 .append(Fields.OWNER, settings.owner())
                 .append(Fields.EPOCH, 1L)
                 .append(Fields.LEASE_MS, settings.lease().toMillis());
-        if (twoRound != null) {
+        if (twoRound != null && (!settings.tutorialRulesFallback() || TwoRound.runs(ops, id))) {
             return twoRound.run(id, ops, doc);
         }
+        // The tutorial's rules: configured, or (by default) a transaction the two-round commit cannot run yet.
         OwnedTransaction tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
         Instant stamp = insert(id, doc);
         if (stamp == null) {
@@ -86,9 +87,9 @@ final class Starter {
     /** See {@link Engine#submit}. */
     Object submit(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         Object id = idFor(requestedId);
-        if (twoRound != null) {
+        if (twoRound != null && !settings.tutorialRulesFallback()) {
             throw new InvalidTransactionException("queued transactions (submit) are not run by the two-round commit"
-                    + " (twoRoundCommit); run them with run, or submit them with a manager built without it", id);
+                    + " (twoRoundCommit(true)); run them with run, or submit them with a manager built without that setting", id);
         }
         operations.validate(ops, settings.maxOperations(), id);
         if (insert(id, newDocument(fields, ops, storeOps, INITIAL)) == null) {

@@ -67,6 +67,15 @@ final class TwoRound {
         return finish;
     }
 
+    /**
+     * True if the two-round commit can run {@code ops} under {@code id} (increments only, under an
+     * id an entry can be named after); a manager with the default setting runs the others by the
+     * tutorial's rules.
+     */
+    static boolean runs(List<Operation> ops, Object id) {
+        return EntryName.supports(id) && ops.stream().allMatch(op -> op instanceof Operation.Increment);
+    }
+
     /** The increments of {@code ops}; refuses anything else, in the caller's words, before anything is written. */
     static List<Operation.Increment> increments(List<Operation> ops, Object id) {
         List<Operation.Increment> increments = new ArrayList<>(ops.size());
@@ -74,7 +83,7 @@ final class TwoRound {
             if (!(ops.get(i) instanceof Operation.Increment inc)) {
                 throw new InvalidTransactionException("operation " + i + " on " + ops.get(i).document() + " is an "
                         + OperationCodec.kind(ops.get(i)) + ": the two-round commit (twoRoundCommit) runs increments only;"
-                        + " run inserts, updates and deletes with a manager built without it", id);
+                        + " run inserts, updates and deletes with a manager built without twoRoundCommit(true)", id);
             }
             increments.add(inc);
         }
