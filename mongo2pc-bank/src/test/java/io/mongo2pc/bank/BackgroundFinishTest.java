@@ -52,7 +52,7 @@ class BackgroundFinishTest {
 
     /** The protocol's settings of every manager (the two-round test overrides it). */
     TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder;
+        return builder.twoRoundCommit(false); // the tutorial's rules
     }
 
     @Test
@@ -162,7 +162,7 @@ class BackgroundFinishTest {
                 sleep(400);
             }
         };
-        TransactionManager owner = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager owner = Bank.configure(TransactionManager.builder().twoRoundCommit(false).target("default", mongo.client()).database(db)
                 .application("owner").lease(Duration.ofMillis(300)).crashHook(pause).finishInBackground(true)).build();
         TransactionOutcome outcome = new Bank(owner).transfer("A", "B", 100L);
         assertThat(owner.awaitFinished(Duration.ofSeconds(10))).isTrue();

@@ -43,7 +43,7 @@ class FencingTest {
     }
 
     private TransactionManager manager(String application, CrashHook hook) {
-        return Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application).lease(LEASE).crashHook(hook)).build();
+        return Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application).twoRoundCommit(false).finishInBackground(false).lease(LEASE).crashHook(hook)).build();
     }
 
     /** Pauses the owner once at {@code point} past its lease, and runs {@code meanwhile} during the pause. */

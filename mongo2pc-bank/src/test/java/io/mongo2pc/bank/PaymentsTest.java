@@ -23,7 +23,7 @@ class PaymentsTest {
 
     @BeforeEach
     void setUp() {
-        manager = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())).build();
+        manager = Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(mongo.database())).build();
         bank = new Bank(manager);
         payments = new Payments(manager);
         bank.createAccount("alice", 100L);
@@ -91,7 +91,7 @@ class PaymentsTest {
         // The order is read only for its total; the transaction's guard decides. An order that
         // appears between that read and the transaction must not end up Paid without a debit.
         java.util.concurrent.atomic.AtomicBoolean create = new java.util.concurrent.atomic.AtomicBoolean(true);
-        TransactionManager racing = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+        TransactionManager racing = Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client())
                 .database(mongo.database()).crashHook((point, id) -> {
                     if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1)) && create.getAndSet(false)) {
                         payments.createOrder("o3", 30L);

@@ -12,7 +12,7 @@ import io.mongo2pc.TransactionManagerBuilder;
 class TwoRoundBackgroundFinishTest extends BackgroundFinishTest {
     @Override
     TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder.twoRoundCommit(true);
+        return builder; // the library's default rules: the two-round commit
     }
 
     /** Not a test here: two-round releases carry no deadline (anyone may roll a committed transaction forward). */

@@ -34,7 +34,8 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
 
     @Override
     TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder.twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW);
+        // The library's default rules (the two-round commit), finished inline so that a crash stops the caller.
+        return builder.finishInBackground(false).lease(LEASE).maxClockSkew(SKEW);
     }
 
     /** Prepares without a transaction document are resolved once the server's clock is past their deadline plus the skew: waits for that. */
