@@ -52,9 +52,10 @@ class Mongo2pcAutoConfigurationTest {
                 "mongo2pc.write-concern=w1",
                 "mongo2pc.read-concern=local",
                 "mongo2pc.combined-requests-in-flight=4",
-                "mongo2pc.finishing=background",
+                "mongo2pc.finishing=inline",
                 "mongo2pc.finish-linger=20ms",
                 "mongo2pc.sweep-period=45s",
+                "mongo2pc.two-round-commit=false",
                 "mongo2pc.targets.shop=" + mongo.uri()).run(context -> {
             TransactionManagerSettings s = context.getBean(TransactionManager.class).settings();
             assertThat(s.database()).isEqualTo(mongo.database());
@@ -69,9 +70,10 @@ class Mongo2pcAutoConfigurationTest {
             assertThat(s.writeConcern()).isEqualTo(WriteConcern.W1);
             assertThat(s.readConcern()).isEqualTo(ReadConcern.LOCAL);
             assertThat(s.combinedRequestsInFlight()).isEqualTo(4);
-            assertThat(s.finishInBackground()).isTrue();
+            assertThat(s.finishInBackground()).isFalse();
             assertThat(s.finishLinger()).isEqualTo(Duration.ofMillis(20));
             assertThat(s.sweepPeriod()).isEqualTo(Duration.ofSeconds(45));
+            assertThat(s.twoRoundCommit()).isFalse();
             assertThat(s.target("default")).isSameAs(context.getBean(MongoClient.class));
             assertThat(s.target("shop")).isNotNull().isNotSameAs(s.target("default"));
             assertThat(context).hasSingleBean(Bank.class).hasSingleBean(Payments.class).doesNotHaveBean(Mongo2pcWorker.class);
@@ -88,7 +90,9 @@ class Mongo2pcAutoConfigurationTest {
             assertThat(s.writeConcern()).isEqualTo(WriteConcern.MAJORITY);
             assertThat(s.readConcern()).isEqualTo(ReadConcern.MAJORITY);
             assertThat(s.combinedRequestsInFlight()).isEqualTo(TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT);
-            assertThat(s.finishInBackground()).isFalse();
+            assertThat(s.finishInBackground()).isTrue();
+            assertThat(s.twoRoundCommit()).isTrue();
+            assertThat(s.tutorialRulesFallback()).isTrue();
             assertThat(s.finishLinger()).isEqualTo(TransactionManagerBuilder.DEFAULT_FINISH_LINGER);
             assertThat(s.sweepPeriod()).as("the lease").isEqualTo(Duration.ofSeconds(30));
         });
