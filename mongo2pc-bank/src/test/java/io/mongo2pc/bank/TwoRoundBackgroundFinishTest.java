@@ -11,12 +11,12 @@ import io.mongo2pc.TransactionManagerBuilder;
  */
 class TwoRoundBackgroundFinishTest extends BackgroundFinishTest {
     @Override
-    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder; // the library's default rules: the two-round commit
+    protected TransactionManagerBuilder rules(TransactionManagerBuilder builder) {
+        return builder; // the library's default rules: the two-round commit for transfers
     }
 
     /** Not a test here: two-round releases carry no deadline (anyone may roll a committed transaction forward). */
     @Override
-    void finisherSendsItsReleasesAfterTheOwnersDeadline_theServerRefusesThem_andTheyAreRenewedAndSentAgain() {
+    protected void finisherSendsItsReleasesAfterTheOwnersDeadline_theServerRefusesThem_andTheyAreRenewedAndSentAgain() {
     }
 }

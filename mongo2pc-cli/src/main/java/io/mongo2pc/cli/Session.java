@@ -16,7 +16,7 @@ import java.util.Map;
  * One command's connection with a {@link TransactionManager} and {@link Bank} built from the
  * global options. Closing it closes the connection (and the embedded server it started).
  */
-final class Session implements AutoCloseable {
+public final class Session implements AutoCloseable {
     private final Connection connection;
     private final List<MongoClient> extraClients;
     private final String database;
@@ -112,7 +112,7 @@ final class Session implements AutoCloseable {
      * with {@code combinedRequestsInFlight} (null: the library's default), by the two-round commit
      * or the tutorial's rules ({@code twoRoundCommit}; null: the library's default).
      */
-    TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, Boolean twoRoundCommit) {
+    public TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, Boolean twoRoundCommit) {
         TransactionManagerBuilder builder = newBuilder(connection, database, manager.settings().application(),
                 manager.settings().lease()).finishInBackground(finishInBackground);
         if (twoRoundCommit != null) {
@@ -124,19 +124,19 @@ final class Session implements AutoCloseable {
         return builder.build();
     }
 
-    Connection connection() {
+    public Connection connection() {
         return connection;
     }
 
-    TransactionManager manager() {
+    public TransactionManager manager() {
         return manager;
     }
 
-    Bank bank() {
+    public Bank bank() {
         return bank;
     }
 
-    String database() {
+    public String database() {
         return database;
     }
 
