@@ -35,9 +35,9 @@ import java.util.Map;
  * standard codec for that class (checked once per class), and hands anything else to that
  * registry's codec, so a user's codecs and UUID representation still apply. Decoding, ids of
  * inserted documents and everything else are the wrapped registry's own Document codec's.
- * Thread-safe.
+ * Thread-safe. Internal: not part of mongo2pc's API (public for the encoding benchmark).
  */
-final class DirectDocumentCodec implements CollectibleCodec<Document> {
+public final class DirectDocumentCodec implements CollectibleCodec<Document> {
     /** The context of a nested document: never a stored document's top level. */
     private static final EncoderContext NESTED = EncoderContext.builder().build();
 
@@ -61,7 +61,7 @@ final class DirectDocumentCodec implements CollectibleCodec<Document> {
      * {@code registry} with this codec for Documents in front, if its own Document codec is the
      * driver's standard one (otherwise {@code registry} itself: a user's Document codec is kept).
      */
-    static CodecRegistry over(CodecRegistry registry) {
+    public static CodecRegistry over(CodecRegistry registry) {
         Codec<Document> own = registry.get(Document.class);
         if (!(own instanceof CollectibleCodec<Document> collectible) || !own.getClass().equals(org.bson.codecs.DocumentCodec.class)) {
             return registry;
