@@ -21,25 +21,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The crash sweep of {@link CrashPointSweepTest} on the two-round commit: a crash before and after
- * each write of round 1 (prepares landed and the insert not: prepares without a transaction
- * document, resolved by the sweep with a tombstone once past their deadline), the commit, each
- * release and done, the cancel and each undo, and a second crash in the recovery, resolver
- * included. Also a transaction over two collections stopped with the first collection's prepares
- * landed and the second's not sent.
+ * The crash sweep of {@link CrashPointSweepTest} (transfers in the tutorial's shape) on the
+ * two-round commit: a crash before and after each write of round 1 (prepares landed and the
+ * insert not: prepares without a transaction document, resolved by the sweep with a tombstone
+ * once past their deadline), the commit, each release and done, the cancel and each undo, and a
+ * second crash in the recovery, resolver included. Also a transaction over two collections
+ * stopped with the first collection's prepares landed and the second's not sent.
  */
 class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
     private static final Duration LEASE = Duration.ofSeconds(2);
     private static final Duration SKEW = Duration.ofMillis(200);
 
     @Override
-    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder.twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW);
+    protected TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
+        return super.configure(builder).twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW);
     }
 
     /** Prepares without a transaction document are resolved once the server's clock is past their deadline plus the skew: waits for that. */
     @Override
-    void afterCrash(String db) {
+    protected void afterCrash(String db) {
         Instant latest = null;
         List<String> collections = mongo.client().getDatabase(db).listCollectionNames().into(new ArrayList<>());
         for (String collection : collections) {
@@ -82,8 +82,8 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
                     throw new SimulatedCrash(p, id);
                 }
             };
-            TransactionManager owner = configure(Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                    .database(db).application("owner").crashHook(crash))).build();
+            TransactionManager owner = configure(TransactionManager.builder().target("default", mongo.client())
+                    .database(db).application("owner").crashHook(crash)).build();
             assertThatThrownBy(() -> owner.run(List.of(
                     Operation.increment(DocumentRef.of(db, "accounts", "A"), "balance", -100L,
                             new Document("balance", new Document("$gte", 100L))),
@@ -97,8 +97,8 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
             assertThat(mongo.client().getDatabase(db).getCollection("transactions").countDocuments()).isZero();
 
             afterCrash(db);
-            TransactionManager other = configure(Bank.configure(TransactionManager.builder().target("default", second())
-                    .database(db).application("recoverer"))).build();
+            TransactionManager other = configure(TransactionManager.builder().target("default", second())
+                    .database(db).application("recoverer")).build();
             other.recover(Duration.ZERO);
 
             a = mongo.client().getDatabase(db).getCollection("accounts").find(new Document("_id", "A")).first();
