@@ -7,11 +7,14 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A {@link Clock} that tests move: {@link #sleep} returns at once, having moved the clock by the
- * time asked for, so a wait of minutes passes without the test sleeping for it. Starts at 0.
+ * time asked for, so a wait of minutes passes without the test sleeping for it. Like
+ * {@link System#nanoTime()}, its origin is arbitrary (and not 0: code must not take 0 for "unset").
  * Thread-safe.
  */
 public final class FakeClock implements Clock {
-    private final AtomicLong nanos = new AtomicLong();
+    private static final long ORIGIN = -7_000_000_000_000L;
+
+    private final AtomicLong nanos = new AtomicLong(ORIGIN);
     private final AtomicLong sleeps = new AtomicLong();
 
     @Override
@@ -30,7 +33,7 @@ public final class FakeClock implements Clock {
 
     /** How far the clock has moved since it was made. */
     public Duration elapsed() {
-        return Duration.ofNanos(nanos.get());
+        return Duration.ofNanos(nanos.get() - ORIGIN);
     }
 
     /** How many times a caller slept on it. */
