@@ -46,8 +46,10 @@ public final class TransactionManager implements AutoCloseable {
     }
 
     /**
-     * Runs a transaction to its end in this thread: {@code done} or {@code canceled} with a reason;
-     * with {@link TransactionManagerBuilder#finishInBackground(boolean)}, {@code applied} instead of {@code done}.
+     * Runs a transaction in this thread to its commit point ({@code applied}, finished by this
+     * manager's finisher thread; the default) or to its end ({@code done} with
+     * {@link TransactionManagerBuilder#finishInBackground(boolean) finishInBackground(false)}), or
+     * to {@code canceled} with a reason.
      * Its id is made by {@link TransactionManagerBuilder#ids}; to know it even if this call throws, give one
      * ({@link #run(Object, List)}).
      */
@@ -121,19 +123,19 @@ public final class TransactionManager implements AutoCloseable {
 
     /**
      * Waits until every transaction committed by this manager is {@code done} (or, after an error,
-     * left to recovery); false if {@code timeout} passed first. Returns at once unless
-     * {@link TransactionManagerBuilder#finishInBackground(boolean)} is on.
+     * left to recovery); false if {@code timeout} passed first. Returns at once with
+     * {@link TransactionManagerBuilder#finishInBackground(boolean) finishInBackground(false)}.
      */
     public boolean awaitFinished(Duration timeout) {
         return engine.awaitFinished(Objects.requireNonNull(timeout, "timeout"));
     }
 
     /**
-     * With {@link TransactionManagerBuilder#finishInBackground(boolean)}: refuses new transactions ({@code run} and
+     * With {@link TransactionManagerBuilder#finishInBackground(boolean) finishInBackground} (the default): refuses new transactions ({@code run} and
      * {@code claimAndRun} then throw {@link IllegalStateException} before writing anything),
      * finishes the transactions this manager committed in the background (waiting up to the retry
      * timeout; what is left then, recovery finishes once the lease expires) and stops its thread.
-     * A manager without it holds nothing to close, and this does nothing. Never closes the
+     * Without it, this only stops the thread that rolls forward what its reads met. Never closes the
      * MongoClients, which belong to the caller.
      */
     @Override

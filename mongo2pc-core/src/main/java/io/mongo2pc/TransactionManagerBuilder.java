@@ -43,10 +43,13 @@ public final class TransactionManagerBuilder {
     TransactionMetrics metrics = TransactionMetrics.NONE;
     final List<TransactionCodec> codecs = new ArrayList<>();
     Supplier<Object> ids = ObjectId::new;
-    boolean finishInBackground;
-    boolean twoRoundCommit;
+    boolean finishInBackground = true;
+    /** Null: not set, the default (the two-round commit, the tutorial's rules for what it cannot run). */
+    Boolean twoRoundCommit;
     int combinedRequestsInFlight = DEFAULT_COMBINED_REQUESTS_IN_FLIGHT;
     Duration finishLinger = DEFAULT_FINISH_LINGER;
+    /** Null: the default, the lease. */
+    Duration sweepPeriod;
 
     TransactionManagerBuilder() { }
 
@@ -207,13 +210,14 @@ public final class TransactionManagerBuilder {
     }
 
     /**
-     * With true, {@code run} and {@code claimAndRun} return a committed transaction at its
+     * True (the default): {@code run} and {@code claimAndRun} return a committed transaction at its
      * commit point ({@code applied}: every operation in effect, only ever rolled forward) and one
      * thread of this manager releases its markers and moves it to {@code done}, many
-     * transactions per request. Two of a transfer's six sequential requests leave the caller's
-     * path. At most 1,024 committed transactions (and at most half of {@code maxMarkers}) wait
-     * for that thread; callers wait beyond. If the process dies first, recovery finishes them
-     * once the lease expires. Default false: {@code run} returns {@code done}.
+     * transactions per request; {@link TransactionManager#close()} waits for it. At most 1,024
+     * committed transactions (and at most half of {@code maxMarkers}) wait for that thread;
+     * callers wait beyond. If the process dies first, anyone who reads one of its documents
+     * committed, or recovery once the lease expires, finishes them. False: {@code run} returns
+     * {@code done} (markers released) and the manager holds no thread.
      */
     public TransactionManagerBuilder finishInBackground(boolean finishInBackground) {
         this.finishInBackground = finishInBackground;
@@ -221,13 +225,17 @@ public final class TransactionManagerBuilder {
     }
 
     /**
-     * With true, new transactions follow the two-round commit (docs/PROTOCOL.md): the
-     * transaction document and every prepare are sent at once, then the commit; increases take
-     * effect only after the commit point, so no guard and no committed read ever relies on an
-     * increase that is not committed. It runs transactions of increments only ({@code run});
-     * inserts, updates, deletes and {@code submit} are refused before anything is written. Every
-     * manager that recovers or reads the same transactions must run a version that knows these
-     * rules (every manager of this version does, whatever this setting). Default false.
+     * Which rules new transactions follow (docs/PROTOCOL.md). Not set (the default): the
+     * two-round commit, where the transaction document and every prepare are sent at once, then
+     * the commit, and increases take effect only after the commit point, so no guard and no
+     * committed read ever relies on an increase that is not committed; a transaction it cannot run
+     * yet (one with an insert, update or delete, and a queued one, {@code submit}) follows the
+     * tutorial's rules instead, as its document records. {@code true}: the two-round commit only;
+     * such a transaction is refused before anything is written, so that no credit of this manager
+     * ever takes effect before its commit point. {@code false}: the tutorial's rules for every
+     * transaction (a credit in effect from its apply). Every manager of this version recovers and
+     * reads transactions of both rules, whatever this setting; older versions must not recover
+     * transactions of the two-round commit.
      */
     public TransactionManagerBuilder twoRoundCommit(boolean twoRoundCommit) {
         this.twoRoundCommit = twoRoundCommit;
@@ -265,6 +273,24 @@ public final class TransactionManagerBuilder {
             throw new IllegalArgumentException("finishLinger must be between 0 and 10s, got " + linger);
         }
         this.finishLinger = linger;
+        return this;
+    }
+
+    /**
+     * The least time between two sweeps of this manager's {@code recover}: a sweep reads the
+     * documents with markers in every participant collection the two-round commit recorded, to
+     * find the markers of transactions whose document was never written (their owner died in its
+     * first round), which no scan of the transactions collection finds. Such a marker can be
+     * resolved only once its deadline (about a lease after it was written) is past, so sweeping
+     * more often than once per lease finds little more, while each sweep reads every document with
+     * markers. A process's first {@code recover} always sweeps (the CLI's {@code recover} does);
+     * {@code Duration.ZERO} sweeps at every {@code recover}. Default: the lease; at most a day.
+     */
+    public TransactionManagerBuilder sweepPeriod(Duration period) {
+        if (period == null || period.isNegative() || period.compareTo(Duration.ofDays(1)) > 0) {
+            throw new IllegalArgumentException("sweepPeriod must be between 0 and 1 day, got " + period);
+        }
+        this.sweepPeriod = period;
         return this;
     }
 

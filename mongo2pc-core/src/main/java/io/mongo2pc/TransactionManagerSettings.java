@@ -42,8 +42,10 @@ public final class TransactionManagerSettings {
     private final Supplier<Object> ids;
     private final boolean finishInBackground;
     private final boolean twoRoundCommit;
+    private final boolean tutorialRulesFallback;
     private final int combinedRequestsInFlight;
     private final Duration finishLinger;
+    private final Duration sweepPeriod;
 
     TransactionManagerSettings(TransactionManagerBuilder b) {
         this.targets = Map.copyOf(b.targets);
@@ -73,9 +75,11 @@ public final class TransactionManagerSettings {
         this.codecs = List.copyOf(b.codecs);
         this.ids = b.ids;
         this.finishInBackground = b.finishInBackground;
-        this.twoRoundCommit = b.twoRoundCommit;
+        this.twoRoundCommit = b.twoRoundCommit == null || b.twoRoundCommit;
+        this.tutorialRulesFallback = b.twoRoundCommit == null;
         this.combinedRequestsInFlight = b.combinedRequestsInFlight;
         this.finishLinger = b.finishLinger;
+        this.sweepPeriod = b.sweepPeriod != null ? b.sweepPeriod : b.lease;
     }
 
     public String database() { return database; }
@@ -91,8 +95,13 @@ public final class TransactionManagerSettings {
     public int maxOperations() { return maxOperations; }
     public int maxMarkers() { return maxMarkers; }
     public boolean finishInBackground() { return finishInBackground; }
-    /** True if new transactions follow the two-round commit ({@code protocol: 2}). */
+    /** True if new transactions follow the two-round commit ({@code protocol: 2}) where they can (see {@link #tutorialRulesFallback}). */
     public boolean twoRoundCommit() { return twoRoundCommit; }
+    /**
+     * True if a transaction the two-round commit cannot run follows the tutorial's rules instead
+     * of being refused: the default, when {@code twoRoundCommit} was not set.
+     */
+    public boolean tutorialRulesFallback() { return tutorialRulesFallback; }
     /** The most combined write requests out at once per collection (group commit). */
     public int combinedRequestsInFlight() { return combinedRequestsInFlight; }
     public WriteConcern writeConcern() { return writeConcern; }
@@ -102,6 +111,8 @@ public final class TransactionManagerSettings {
     public Map<String, MongoClient> targets() { return targets; }
     /** How long a round of the background finisher waits for more committed transactions after its first. */
     public Duration finishLinger() { return finishLinger; }
+    /** The least time between two sweeps of {@code recover} for markers without a transaction document (default: the lease). */
+    public Duration sweepPeriod() { return sweepPeriod; }
     public CrashHook crashHook() { return crashHook; }
     /** The local clock of this manager's waits (retries, busy documents, awaited outcomes); not of leases. */
     public Clock clock() { return clock; }

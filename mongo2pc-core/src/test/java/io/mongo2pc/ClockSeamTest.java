@@ -44,7 +44,7 @@ class ClockSeamTest {
         Duration retryTimeout = Duration.ofMinutes(10);
         FakeClock clock = new FakeClock();
         try (MongoClient unreachable = unreachableClient()) {
-            TransactionManager manager = TestManagers.builder(unreachable, mongo.database(), "app")
+            TransactionManager manager = TestManagers.builder(unreachable, mongo.database(), "app").twoRoundCommit(false).finishInBackground(false)
                     .retryTimeout(retryTimeout).clock(clock).build();
             DocumentRef a = DocumentRef.of(mongo.database(), "accounts", "A");
 
@@ -65,7 +65,7 @@ class ClockSeamTest {
         DocumentRef order = ordered();
         try (Blocked blocked = blockedUpdate(order)) {
             FakeClock clock = new FakeClock();
-            TransactionManager waiting = TestManagers.builder(mongo.client(), mongo.database(), "waiting")
+            TransactionManager waiting = TestManagers.builder(mongo.client(), mongo.database(), "waiting").twoRoundCommit(false).finishInBackground(false)
                     .conflictTimeout(conflictTimeout).clock(clock).build();
 
             TransactionOutcome outcome = assertTimeoutPreemptively(FAILURE_DEADLINE, () -> waiting.run(List.of(
@@ -85,7 +85,7 @@ class ClockSeamTest {
         DocumentRef order = ordered();
         try (Blocked blocked = blockedUpdate(order)) {
             FakeClock clock = new FakeClock();
-            TransactionManager other = TestManagers.builder(mongo.client(), mongo.database(), "other").clock(clock).build();
+            TransactionManager other = TestManagers.builder(mongo.client(), mongo.database(), "other").twoRoundCommit(false).finishInBackground(false).clock(clock).build();
 
             assertTimeoutPreemptively(FAILURE_DEADLINE, () ->
                     assertThatThrownBy(() -> other.awaitOutcome(blocked.id, timeout))
@@ -105,7 +105,7 @@ class ClockSeamTest {
     private static Blocked blockedUpdate(DocumentRef order) throws InterruptedException {
         CountDownLatch taken = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        TransactionManager owner = TestManagers.builder(mongo.client(), mongo.database(), "owner")
+        TransactionManager owner = TestManagers.builder(mongo.client(), mongo.database(), "owner").twoRoundCommit(false).finishInBackground(false)
                 .lease(Duration.ofHours(1))
                 .crashHook((point, id) -> {
                     if (point.equals(CrashPoint.after(Step.APPLY, 0))) {

@@ -30,7 +30,7 @@ class CrashPointOrderTest {
     private final CrashHook recording = (point, id) -> reached.add(point.toString());
 
     private TransactionManager manager(String application, CrashHook hook) {
-        return TestManagers.builder(mongo.client(), mongo.database(), application).crashHook(hook).build();
+        return TestManagers.builder(mongo.client(), mongo.database(), application).twoRoundCommit(false).finishInBackground(false).crashHook(hook).build();
     }
 
     private List<Operation> transfer(long amount) {

@@ -164,7 +164,7 @@ class CycleTest {
     }
 
     private static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return TestManagers.builder(client, db, app).lease(LEASE)
+        return TestManagers.builder(client, db, app).twoRoundCommit(false).finishInBackground(false).lease(LEASE)
                 .maxClockSkew(Duration.ofMillis(100)).conflictTimeout(Duration.ofMillis(300)).crashHook(hook).build();
     }
 

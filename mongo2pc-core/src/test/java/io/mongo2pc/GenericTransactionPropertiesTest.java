@@ -83,7 +83,7 @@ class GenericTransactionPropertiesTest {
             docs.insertOne(new Document("_id", id).append("n", 10L).append("tag", "red"));
             model.put(id, new Document("n", 10L).append("tag", "red"));
         }
-        TransactionManager recoverer = TransactionManager.builder().target("default", recoveryClient).database(db)
+        TransactionManager recoverer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", recoveryClient).database(db)
                 .application("recoverer").build();
         try {
             for (Tx tx : txs) {
@@ -91,7 +91,7 @@ class GenericTransactionPropertiesTest {
                 AtomicInteger reached = new AtomicInteger();
                 AtomicReference<Object> txId = new AtomicReference<>();
                 AtomicBoolean crashed = new AtomicBoolean();
-                TransactionManager owner = TransactionManager.builder().target("default", client).database(db).application("owner")
+                TransactionManager owner = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", client).database(db).application("owner")
                         .crashHook((point, id) -> {
                             if (id != null) {
                                 txId.compareAndSet(null, id);

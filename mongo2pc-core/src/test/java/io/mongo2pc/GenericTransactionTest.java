@@ -135,7 +135,7 @@ class GenericTransactionTest {
         // read as committed, so another coordinator's uncommitted debit was shown.
         String[] dbs = fresh();
         DocumentRef account = new DocumentRef(DocumentRef.DEFAULT_TARGET, dbs[1], "accounts", "A");
-        TransactionManager otherCoordinator = TransactionManager.builder().target("default", bank.client())
+        TransactionManager otherCoordinator = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", bank.client())
                 .database(dbs[1] + "other").build();
         List<String> seen = new ArrayList<>();
         CrashHook look = (p, id) -> {
@@ -162,7 +162,7 @@ class GenericTransactionTest {
         CrashHook holdOrder = (p, id) -> {
             if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 1))) {
                 // While the first holds the order (operation 1), a second transaction wants it.
-                TransactionManager second = TransactionManager.builder().target("default", bank.client()).target("shop", shop.client())
+                TransactionManager second = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", bank.client()).target("shop", shop.client())
                         .database(dbs[1]).conflictTimeout(Duration.ofMillis(300)).build();
                 TransactionOutcome outcome = second.run(List.of(Operation.update(order, new Document("$set", new Document("note", "x")), null)));
                 assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
@@ -199,7 +199,7 @@ class GenericTransactionTest {
     }
 
     private static TransactionManager manager(String[] dbs, String app, CrashHook hook) {
-        return TestManagers.crashing(bank.client(), dbs[1], app, hook).target("shop", shop.client()).build();
+        return TestManagers.crashing(bank.client(), dbs[1], app, hook).twoRoundCommit(false).finishInBackground(false).target("shop", shop.client()).build();
     }
 
     private static void assertAllOrNothing(String[] dbs, boolean committed, String what) {

@@ -47,7 +47,7 @@ class InterruptAfterCommitTest {
                 }
             }
         };
-        TransactionManager manager = TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager manager = TransactionManager.builder().twoRoundCommit(false).target("default", mongo.client()).database(db)
                 .application("app").maxMarkers(2).finishInBackground(true).crashHook(blockFinisher).build();
         // tx1 is taken by the finisher, which then waits in the hook; tx2 fills the queue (capacity 1)
         assertThat(manager.run(transfer(refs, 0, 1)).state()).isEqualTo(TransactionState.APPLIED);

@@ -50,7 +50,7 @@ class LateApplyTest {
                      .applyConnectionString(new ConnectionString(proxy.uri()))
                      .applyToSocketSettings(s -> s.readTimeout(300, TimeUnit.MILLISECONDS))
                      .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
-            TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager manager = TransactionManager.builder().finishInBackground(false).target("default", viaProxy).database(db)
                     .application("app").twoRoundCommit(twoRound).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
                     .retryTimeout(Duration.ofSeconds(10)).build();
             // the debit's apply is held by the network; the client gives up after 300 ms

@@ -35,13 +35,13 @@ class LeaseRenewalTest {
                     .insertOne(new Document("_id", "c" + i).append("n", 0L).append("pendingTransactions", List.of()));
             ops.add(Operation.increment(DocumentRef.of(mongo.database(), "counters", "c" + i), "n", 1L, null));
         }
-        TransactionManager owner = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+        TransactionManager owner = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(mongo.database())
                 .application("slow").lease(lease).maxClockSkew(Duration.ofMillis(100)).crashHook((point, id) -> {
                     if (point.step() == Step.APPLY && point.phase() == CrashPoint.Phase.BEFORE) {
                         sleep(250);
                     }
                 }).build();
-        TransactionManager recoverer = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+        TransactionManager recoverer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient()).database(mongo.database())
                 .application("recoverer").lease(lease).build();
 
         // a recoverer polls the whole time with the same lease

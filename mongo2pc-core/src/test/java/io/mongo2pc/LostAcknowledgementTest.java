@@ -38,7 +38,7 @@ class LostAcknowledgementTest {
         DocumentRef account = new DocumentRef(DocumentRef.DEFAULT_TARGET, db, "accounts", "A");
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
              MongoClient viaProxy = proxy.newClient()) {
-            TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager manager = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(db)
                     .application("app").conflictTimeout(Duration.ofMillis(300)).retryTimeout(Duration.ofSeconds(5))
                     // a write without an answer is retried once its deadline has passed: keep that short
                     .lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100)).build();
@@ -74,7 +74,7 @@ class LostAcknowledgementTest {
         DocumentRef a = DocumentRef.of(db, "accounts", "A");
         DocumentRef b = DocumentRef.of(db, "accounts", "B");
         try (FaultProxy proxy = new FaultProxy(mongo.uri()); MongoClient viaProxy = proxy.newClient()) {
-            TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager manager = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(db)
                     .application("app").retryTimeout(Duration.ofSeconds(5)).build();
             Object queued = manager.submit(List.of(Operation.increment(a, "balance", -10L, null), Operation.increment(b, "balance", 10L, null)));
             proxy.dropReplies(1, request -> request.contains("findAndModify") && request.contains("initial"));

@@ -213,6 +213,6 @@ class PausedOwnerInsertTest {
     }
 
     private static TransactionManager manager(String app, MongoClient client, CrashHook hook, Duration lease) {
-        return TestManagers.crashing(client, mongo.database(), app, hook).lease(lease).maxClockSkew(Duration.ofMillis(50)).build();
+        return TestManagers.crashing(client, mongo.database(), app, hook).twoRoundCommit(false).finishInBackground(false).lease(lease).maxClockSkew(Duration.ofMillis(50)).build();
     }
 }

@@ -51,7 +51,7 @@ class ReadCommittedCutTest {
             // a writer outside any transaction changes A before every read of the accounts
             proxy.runBeforeEvery(accounts::isAccountsFind,
                     () -> accounts.coll.updateOne(new Document("_id", "a0"), new Document("$inc", new Document("touched", 1))));
-            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(accounts.db)
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(accounts.db)
                     .application("reader").conflictTimeout(Duration.ofSeconds(4)).build();
 
             long start = System.nanoTime();
@@ -71,7 +71,7 @@ class ReadCommittedCutTest {
              MongoClient viaProxy = proxy.newClient()) {
             proxy.runBeforeEvery(accounts::isAccountsFind,
                     () -> accounts.coll.updateOne(new Document("_id", "a1"), new Document("$inc", new Document("touched", 1))));
-            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(accounts.db)
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(accounts.db)
                     .application("reader").build();
 
             long start = System.nanoTime();
@@ -93,7 +93,7 @@ class ReadCommittedCutTest {
         // its markers: its owner stops after the commit point). The documents never hold still, but
         // every change is a transaction the reader can see and judge: it needs no second chance.
         Accounts accounts = new Accounts(2, 10_000L);
-        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(accounts.db)
+        TransactionManager writer = TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(accounts.db)
                 .application("writer").twoRoundCommit(twoRound).crashHook((p, id) -> {
                     if (p.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1))) {
                         throw new Stop();
@@ -108,7 +108,7 @@ class ReadCommittedCutTest {
                         Operation.increment(accounts.refs.get(1), "balance", 10L, null)))).isInstanceOf(Stop.class);
                 transfers.incrementAndGet();
             });
-            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(accounts.db)
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(accounts.db)
                     .application("reader").build();
 
             List<Optional<Document>> views = reader.readCommitted(accounts.refs, Duration.ofSeconds(3));
@@ -136,7 +136,7 @@ class ReadCommittedCutTest {
         long balance = (twoRound ? 60L : 1_000L) * UNIT;
         Accounts accounts = new Accounts(n, balance);
         mongo.invariants().expectTotal(accounts.db, balance * n);
-        TransactionManager tm = TransactionManager.builder().target("default", mongo.client()).database(accounts.db)
+        TransactionManager tm = TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(accounts.db)
                 .application("load").twoRoundCommit(twoRound).build();
         AtomicBoolean running = new AtomicBoolean(true);
         ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
@@ -163,7 +163,7 @@ class ReadCommittedCutTest {
             }));
         }
         for (int r = 0; r < 2; r++) {
-            TransactionManager reader = TransactionManager.builder().target("default", mongo.newClient())
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient())
                     .database(accounts.db).application("reader" + r).build();
             threads.add(new Thread(() -> {
                 while (running.get()) {
@@ -228,7 +228,7 @@ class ReadCommittedCutTest {
                 taken.countDown();
                 await(release);
             });
-            TransactionManager writer = TransactionManager.builder().target("default", writerClient).database(db)
+            TransactionManager writer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", writerClient).database(db)
                     .application("writer").build();
             java.util.concurrent.CompletableFuture<TransactionOutcome> running = java.util.concurrent.CompletableFuture.supplyAsync(
                     () -> writer.run(List.of(Operation.increment(y, "balance", 10L, null),
@@ -246,7 +246,7 @@ class ReadCommittedCutTest {
                     Thread.onSpinWait();
                 }
             });
-            TransactionManager reader = TransactionManager.builder().target("default", readerClient).database(db)
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", readerClient).database(db)
                     .application("reader").build();
 
             List<Optional<Document>> views = reader.readCommitted(List.of(y, x));
@@ -281,7 +281,7 @@ class ReadCommittedCutTest {
         DocumentRef y = DocumentRef.of(db, "y", "i");
         java.util.concurrent.CountDownLatch debited = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
-        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager writer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)
                 .application("writer").crashHook((p, id) -> {
                     if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0)) && go.getCount() == 1) {
                         debited.countDown();
@@ -305,7 +305,7 @@ class ReadCommittedCutTest {
                     running.get().join();
                 }
             });
-            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(db)
                     .application("reader").build();
 
             List<Optional<Document>> views = reader.readCommitted(List.of(x, y));
@@ -326,7 +326,7 @@ class ReadCommittedCutTest {
                 .append("totals", new Document("eur", 100L)).append("pendingTransactions", List.of()));
         DocumentRef ledger = DocumentRef.of(db, "ledgers", "L");
         AtomicBoolean stop = new AtomicBoolean(true);
-        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager writer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)
                 .application("writer").crashHook((p, id) -> {
                     if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0)) && stop.getAndSet(false)) {
                         throw new Stop();

@@ -37,7 +37,7 @@ class ReadCommittedRaceTest {
         DocumentRef a = DocumentRef.of(db, "accounts", "A");
         DocumentRef b = DocumentRef.of(db, "accounts", "B");
         AtomicBoolean stop = new AtomicBoolean(true);
-        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager writer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)
                 .application("writer").crashHook((p, id) -> {
                     if (p.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1)) && stop.getAndSet(false)) {
                         throw new Stop();
@@ -45,12 +45,12 @@ class ReadCommittedRaceTest {
                 }).build();
         assertThatThrownBy(() -> writer.run(List.of(Operation.increment(a, "balance", -30L, null),
                 Operation.increment(b, "balance", 30L, null)))).isInstanceOf(Stop.class);
-        TransactionManager finisher = TransactionManager.builder().target("default", mongo.newClient()).database(db)
+        TransactionManager finisher = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient()).database(db)
                 .application("finisher").build();
         AtomicLong pruned = new AtomicLong();
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
              MongoClient viaProxy = proxy.newClient()) {
-            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(db)
                     .application("reader").build();
             // just before the reader looks T up: recovery finishes T and prune removes it
             proxy.runBefore(request -> request.contains("find") && request.contains("transactions")

@@ -40,7 +40,7 @@ class RefusalDiagnosisTest {
             proxy.runBefore(request -> request.contains("find") && request.contains("accounts") && !request.contains("findAndModify"),
                     () -> released.set(accounts.updateOne(new Document("_id", "A"),
                             new Document("$unset", new Document("_m2pc", ""))).getModifiedCount() == 1));
-            TransactionManager manager = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager manager = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(db)
                     .application("app").conflictTimeout(Duration.ofSeconds(5)).build();
 
             TransactionOutcome outcome = manager.run(List.of(

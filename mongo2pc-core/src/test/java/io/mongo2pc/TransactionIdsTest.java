@@ -183,7 +183,7 @@ class TransactionIdsTest {
         }
 
         TransactionManager manager(String app, Duration lease, CrashHook hook) {
-            return TestManagers.crashing(mongo.client(), db, app, hook).lease(lease).maxClockSkew(Duration.ofMillis(50)).build();
+            return TestManagers.crashing(mongo.client(), db, app, hook).twoRoundCommit(false).finishInBackground(false).lease(lease).maxClockSkew(Duration.ofMillis(50)).build();
         }
 
         long balance(String id) {

@@ -23,7 +23,7 @@ class TransactionListTest {
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
     private TransactionManager manager(String application) {
-        return TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+        return TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(mongo.database())
                 .application(application).build();
     }
 

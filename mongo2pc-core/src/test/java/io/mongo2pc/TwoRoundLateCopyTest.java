@@ -56,7 +56,7 @@ class TwoRoundLateCopyTest {
     }
 
     private static TransactionManager manager(MongoClient client, CrashHook hook, Duration lease) {
-        return TransactionManager.builder().target("default", client).database(mongo.database()).application("late")
+        return TransactionManager.builder().finishInBackground(false).target("default", client).database(mongo.database()).application("late")
                 .twoRoundCommit(true).lease(lease).maxClockSkew(SKEW).retryTimeout(Duration.ofSeconds(10)).crashHook(hook).build();
     }
 

@@ -84,7 +84,7 @@ class UncommittedCreditTest {
     }
 
     private static TransactionManager manager(String db, boolean twoRound, CrashHook hook) {
-        return TransactionManager.builder().target("default", mongo.client()).database(db).application("credit")
+        return TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(db).application("credit")
                 .twoRoundCommit(twoRound).crashHook(hook).build();
     }
 

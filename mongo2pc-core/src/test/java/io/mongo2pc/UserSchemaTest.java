@@ -29,7 +29,7 @@ class UserSchemaTest {
 
     @BeforeEach
     void setUp() {
-        manager = TransactionManager.builder().target("default", mongo.client()).database(mongo.database()).build();
+        manager = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(mongo.database()).build();
         orders = mongo.client().getDatabase(mongo.database()).getCollection("orders");
         orders.insertMany(List.of(new Document("_id", "o1").append("state", "UnPaid"),
                 new Document("_id", "tutorial").append("state", "UnPaid").append("pendingTransactions", List.of())));
@@ -75,7 +75,7 @@ class UserSchemaTest {
         // Stopped after the delete's take (lock and marker on, no before-image); recovery meets the
         // missing document, cancels, and gives the taken document back.
         RuntimeException stop = new RuntimeException("stop");
-        TransactionManager owner = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+        TransactionManager owner = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(mongo.database())
                 .lease(Duration.ofMillis(200)).crashHook((point, id) -> {
                     if (point.equals(CrashPoint.before(CrashPoint.Step.APPLY, 1))) {
                         throw stop;

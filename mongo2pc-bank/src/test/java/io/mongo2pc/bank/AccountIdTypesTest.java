@@ -28,7 +28,7 @@ class AccountIdTypesTest {
 
     @BeforeEach
     void setUp() {
-        manager = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())).build();
+        manager = Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(mongo.database())).build();
         bank = new Bank(manager);
     }
 

@@ -39,7 +39,7 @@ class BadInputTest {
 
     @BeforeEach
     void setUp() {
-        manager = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+        manager = Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(mongo.database())
                 .maxOperations(3)).build();
         bank = new Bank(manager);
         bank.createAccount("A", 1000L);

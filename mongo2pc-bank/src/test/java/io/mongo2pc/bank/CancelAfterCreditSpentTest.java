@@ -24,13 +24,13 @@ class CancelAfterCreditSpentTest {
     @Test
     void operatorCancel_ofTransferWithEveryOperationApplied_rollsItForward_neverOverdraws() {
         String db = mongo.database();
-        Bank bank = new Bank(Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)).build());
+        Bank bank = new Bank(Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)).build());
         bank.createAccount("A", 100L);
         bank.createAccount("B", 0L);
         bank.createAccount("C", 0L);
         mongo.invariants().expectTotal(db, 100L);
         // given: A -> B 100 applied on both sides, its owner dead just before the commit point
-        TransactionManager dying = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager dying = Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)
                 .crashHook((p, id) -> {
                     if (p.equals(CrashPoint.before(CrashPoint.Step.COMMIT, -1))) {
                         throw new IllegalStateException("died");
@@ -43,7 +43,7 @@ class CancelAfterCreditSpentTest {
         mongo.expireLeases(db);
 
         // when an operator cancels it
-        TransactionManager operator = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+        TransactionManager operator = Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client())
                 .database(db).application("operator")).build();
 
         // then it is rolled forward, and no account is overdrawn

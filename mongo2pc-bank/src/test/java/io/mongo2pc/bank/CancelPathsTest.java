@@ -61,7 +61,7 @@ class CancelPathsTest {
     }
 
     private TransactionManager newManager(String application, Duration lease, CrashHook hook) {
-        return Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application).lease(lease).crashHook(hook)).build();
+        return Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), application).twoRoundCommit(false).finishInBackground(false).lease(lease).crashHook(hook)).build();
     }
 
     private long balance(String id) {

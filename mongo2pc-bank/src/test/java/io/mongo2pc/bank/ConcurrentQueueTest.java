@@ -44,7 +44,7 @@ class ConcurrentQueueTest {
     private static final long OPENING = 1_000L;
 
     private TransactionManager manager(MongoClient client, String application) {
-        return Bank.configure(TestManagers.builder(client, mongo.database(), application)).build();
+        return Bank.configure(TestManagers.builder(client, mongo.database(), application).finishInBackground(false)).build();
     }
 
     private static String account(int i) {
@@ -234,7 +234,7 @@ class ConcurrentQueueTest {
         for (int n = 0; n < 80; n++) {
             io.mongo2pc.spi.CrashPoint crashAt = points.get(random.nextInt(points.size()));
             AtomicBoolean armed = new AtomicBoolean(true);
-            TransactionManager owner = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+            TransactionManager owner = Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client())
                     .database(mongo.database()).application("owner").crashHook((point, id) -> {
                         if (point.equals(crashAt) && armed.compareAndSet(true, false)) {
                             throw new IllegalStateException("owner killed at " + point);

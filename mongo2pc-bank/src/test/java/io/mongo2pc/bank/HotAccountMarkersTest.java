@@ -30,7 +30,7 @@ class HotAccountMarkersTest {
     void hotAccount_underConcurrentTransfers_keepsAtMostMaxMarkers_andNoneAfterwards(boolean twoRound) throws Exception {
         String db = mongo.database();
         int maxMarkers = 4;
-        TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+        TransactionManager manager = Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client())
                 .database(db).maxMarkers(maxMarkers).conflictTimeout(Duration.ofSeconds(10)).twoRoundCommit(twoRound)).build();
         Bank bank = new Bank(manager);
         bank.createAccount("HOT", 0L);

@@ -30,7 +30,7 @@ class MarkerBoundTest {
     @Test
     void transfer_fromAccountWithHundredTransfersInFlight_isCanceledAndTheListDoesNotGrow() {
         // given: 100 owners died right after debiting A, each leaving its marker on A
-        TransactionManager manager = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+        TransactionManager manager = Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client())
                 .database(mongo.database()).maxMarkers(100).conflictTimeout(Duration.ofMillis(300))).build();
         Bank bank = new Bank(manager);
         bank.createAccount("A", 1_000L);
@@ -38,7 +38,7 @@ class MarkerBoundTest {
         mongo.invariants().expectTotal(mongo.database(), 1_000L);
         for (int i = 0; i < 100; i++) {
             AtomicBoolean armed = new AtomicBoolean(true);
-            Bank dying = new Bank(Bank.configure(TransactionManager.builder().target("default", mongo.client())
+            Bank dying = new Bank(Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client())
                     .database(mongo.database()).crashHook((point, id) -> {
                         if (point.equals(CrashPoint.after(Step.APPLY, 0)) && armed.compareAndSet(true, false)) {
                             throw new IllegalStateException("killed");

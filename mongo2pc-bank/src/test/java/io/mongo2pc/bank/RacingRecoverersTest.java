@@ -84,6 +84,6 @@ class RacingRecoverersTest {
     }
 
     static TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return Bank.configure(TestManagers.builder(client, db, app).crashHook(hook)).build();
+        return Bank.configure(TestManagers.builder(client, db, app).twoRoundCommit(false).finishInBackground(false).crashHook(hook)).build();
     }
 }

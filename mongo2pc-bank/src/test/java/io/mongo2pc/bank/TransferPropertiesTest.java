@@ -125,9 +125,9 @@ class TransferPropertiesTest {
     void transfersWithCrashesAndRecovery_endWithExactlyTheDoneTransfersInEffect(@ForAll("transfers") List<Transfer> transfers) {
         String db = "prop" + TRIES.incrementAndGet();
         // A killed owner's lease is let run out (expireLeases) before anyone cancels or recovers its transfer.
-        TransactionManager recoverer = Bank.configure(TransactionManager.builder().target("default", recoveryClient)
+        TransactionManager recoverer = Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", recoveryClient)
                 .database(db).application("recoverer")).build();
-        Bank bank = new Bank(Bank.configure(TransactionManager.builder().target("default", client).database(db)).build());
+        Bank bank = new Bank(Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", client).database(db)).build());
         ACCOUNTS.forEach(id -> bank.createAccount(id, OPENING));
         Map<String, Long> model = new HashMap<>();
         ACCOUNTS.forEach(id -> model.put(id, OPENING));
@@ -148,7 +148,7 @@ class TransferPropertiesTest {
                         throw new Crash(point);
                     }
                 };
-                Bank owner = new Bank(Bank.configure(TransactionManager.builder().target("default", client).database(db)
+                Bank owner = new Bank(Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", client).database(db)
                         .application("owner").crashHook(hook)).build());
                 TransactionState expected = model.get(from) >= t.amount() ? TransactionState.DONE : TransactionState.CANCELED;
                 boolean crashed = false;

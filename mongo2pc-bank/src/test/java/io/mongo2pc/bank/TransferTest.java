@@ -24,7 +24,7 @@ class TransferTest {
 
     @BeforeEach
     void setUp() {
-        manager = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(mongo.database())).build();
+        manager = Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(mongo.database())).build();
         bank = new Bank(manager);
         bank.createAccount("A", 1000L);
         bank.createAccount("B", 1000L);

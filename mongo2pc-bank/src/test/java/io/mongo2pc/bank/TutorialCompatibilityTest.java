@@ -129,7 +129,7 @@ class TutorialCompatibilityTest {
         if (otherClient == null) {
             otherClient = mongo.newClient();
         }
-        return Bank.configure(TransactionManager.builder().target("default", otherClient)
+        return Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", otherClient)
                 .database(mongo.database()).application("mongo2pc-recovery")).build();
     }
 

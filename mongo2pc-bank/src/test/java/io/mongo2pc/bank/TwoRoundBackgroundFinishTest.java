@@ -11,8 +11,8 @@ import io.mongo2pc.TransactionManagerBuilder;
  */
 class TwoRoundBackgroundFinishTest extends BackgroundFinishTest {
     @Override
-    protected TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return super.configure(builder).twoRoundCommit(true);
+    protected TransactionManagerBuilder rules(TransactionManagerBuilder builder) {
+        return builder; // the library's default rules: the two-round commit for transfers
     }
 
     /** Not a test here: two-round releases carry no deadline (anyone may roll a committed transaction forward). */

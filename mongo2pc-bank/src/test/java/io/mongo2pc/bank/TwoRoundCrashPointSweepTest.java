@@ -36,7 +36,13 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
 
     @Override
     protected TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return super.configure(builder).twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW);
+        return super.configure(builder).lease(LEASE).maxClockSkew(SKEW);
+    }
+
+    /** The library's default rules (the two-round commit for transfers), finished inline so that a crash stops the caller. */
+    @Override
+    protected TransactionManagerBuilder rules(TransactionManagerBuilder builder) {
+        return builder.finishInBackground(false);
     }
 
     /** Prepares without a transaction document are resolved once the server's clock is past their deadline plus the skew: waits for that. */

@@ -14,7 +14,7 @@ import io.mongo2pc.TransactionManagerBuilder;
 class TwoRoundZombieOwnerTest extends ZombieOwnerTest {
     @Override
     TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder.twoRoundCommit(true);
+        return builder.finishInBackground(false); // the library's default rules: the two-round commit
     }
 
     /** Round 1 sends the prepares, then the insert: before either is sent, nothing or only prepares exist. */

@@ -68,7 +68,7 @@ class ZombieOwnerTest {
 
     /** The protocol's settings of every manager (the two-round test overrides it). */
     TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder;
+        return builder.twoRoundCommit(false).finishInBackground(false); // the tutorial's rules, finished inline
     }
 
     /** The transaction the owner runs (a subclass pays an order instead). */

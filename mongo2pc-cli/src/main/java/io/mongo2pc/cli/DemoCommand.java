@@ -90,7 +90,7 @@ final class DemoCommand extends BaseCommand {
 
             // 2. One transfer, shown in the tutorial's documents ----------------------------------
             heading("2. One transfer, " + ids.get(0) + " -> " + ids.get(1) + " 100, run to its end by this process");
-            TransactionManager teller = session.newManager(app + "-demo" + run + "-teller", globals().lease(), CrashHook.NONE);
+            TransactionManager teller = session.newManager(app + "-demo" + run + "-teller", globals().lease(), CrashHook.NONE, false);
             Bank tellerBank = new Bank(teller);
             TransactionOutcome first = tellerBank.transfer(ids.get(0), ids.get(1), 100L);
             say("transaction " + printable(first.id()) + " is " + first.state().stored() + "; its document:");
@@ -116,7 +116,7 @@ final class DemoCommand extends BaseCommand {
             long drainStart = System.nanoTime();
             for (int w = 1; w <= workers; w++) {
                 String name = app + "-demo" + run + "-worker-" + w;
-                TransactionManager worker = session.newManager(name, globals().lease(), CrashHook.NONE);
+                TransactionManager worker = session.newManager(name, globals().lease(), CrashHook.NONE, false);
                 long[] counts = new long[2];
                 perWorker.put(name, counts);
                 Thread t = new Thread(() -> {
@@ -164,6 +164,7 @@ final class DemoCommand extends BaseCommand {
                     new Crash(CrashPoint.after(Step.BEGIN_CANCEL, -1),
                             "the guard refuses the debit (insufficient funds); the process dies right after deciding to cancel",
                             ids.get(3), ids.get(0), 1_000_000));
+            say("(this process follows the tutorial's rules, twoRoundCommit(false): debit, credit, commit point, release)");
             AtomicReference<CrashPoint> armed = new AtomicReference<>();
             CrashHook hook = (point, txId) -> {
                 CrashPoint target = armed.get();
@@ -171,7 +172,7 @@ final class DemoCommand extends BaseCommand {
                     throw new SimulatedCrash(point, txId);
                 }
             };
-            TransactionManager crashy = session.newManager(app + "-demo" + run + "-crashy", CRASHED_LEASE, hook);
+            TransactionManager crashy = session.newManager(app + "-demo" + run + "-crashy", CRASHED_LEASE, hook, true);
             Bank crashyBank = new Bank(crashy);
             Map<Object, Crash> crashed = new LinkedHashMap<>();
             for (Crash crash : crashes) {
@@ -209,7 +210,7 @@ final class DemoCommand extends BaseCommand {
                     + DurationConverter.format(CRASHED_LEASE) + " by the server's clock,");
             say("any process may take them over (epoch + 1 fences the old owner) and finish them: pending and applied "
                     + "roll forward, canceling finishes its undo.");
-            TransactionManager recovery = session.newManager(app + "-demo" + run + "-recovery", CRASHED_LEASE, CrashHook.NONE);
+            TransactionManager recovery = session.newManager(app + "-demo" + run + "-recovery", CRASHED_LEASE, CrashHook.NONE, false);
             RecoveryReport total = new RecoveryReport(0, 0, 0);
             for (int attempt = 0; attempt < 20 && !allTerminal(teller, crashed.keySet()); attempt++) {
                 Thread.sleep(attempt == 0 ? CRASHED_LEASE.toMillis() + 100 : 250);

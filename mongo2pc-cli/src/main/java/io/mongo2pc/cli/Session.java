@@ -88,26 +88,36 @@ public final class Session implements AutoCloseable {
         if (connection != null) {
             builder.target("default", connection.client());
         }
-        return Bank.configure(builder);
+        // A command's transactions follow the library's default rules and end before the call
+        // returns (done, as the one-shot commands print); bench and worker choose otherwise.
+        return Bank.configure(builder).finishInBackground(false);
     }
 
-    /** Another manager on the same connection and database, e.g. a demo worker with its own application name. */
-    TransactionManager newManager(String application, Duration lease, CrashHook crashHook) {
-        return newBuilder(connection, database, application, lease).crashHook(crashHook).build();
+    /**
+     * Another manager on the same connection and database, e.g. a demo worker with its own
+     * application name; with {@code tutorialRules}, every transaction by the tutorial's rules.
+     */
+    TransactionManager newManager(String application, Duration lease, CrashHook crashHook, boolean tutorialRules) {
+        TransactionManagerBuilder builder = newBuilder(connection, database, application, lease).crashHook(crashHook);
+        return (tutorialRules ? builder.twoRoundCommit(false) : builder).build();
     }
 
     /** Another manager on the same connection and database that finishes committed transactions in the background. */
     TransactionManager newBackgroundManager() {
-        return newBenchManager(true, null, false);
+        return newBenchManager(true, null, null);
     }
 
     /**
      * Another manager on the same connection and database, finishing in the background or not,
-     * with {@code combinedRequestsInFlight} (null: the library's default), by the two-round commit or not.
+     * with {@code combinedRequestsInFlight} (null: the library's default), by the two-round commit
+     * or the tutorial's rules ({@code twoRoundCommit}; null: the library's default).
      */
-    public TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, boolean twoRoundCommit) {
+    public TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, Boolean twoRoundCommit) {
         TransactionManagerBuilder builder = newBuilder(connection, database, manager.settings().application(),
-                manager.settings().lease()).finishInBackground(finishInBackground).twoRoundCommit(twoRoundCommit);
+                manager.settings().lease()).finishInBackground(finishInBackground);
+        if (twoRoundCommit != null) {
+            builder.twoRoundCommit(twoRoundCommit);
+        }
         if (combinedRequestsInFlight != null) {
             builder.combinedRequestsInFlight(combinedRequestsInFlight);
         }

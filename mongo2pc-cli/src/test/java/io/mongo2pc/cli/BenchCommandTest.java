@@ -43,7 +43,7 @@ class BenchCommandTest {
     void bench_libraryFinishingInBackground_endsWithEveryTransferDone() {
         String db = mongo.database() + "_background";
         CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", db)
-                .run("bench", "--mode", "library", "--finish", "background", "--accounts", "20", "--threads", "4", "--transfers", "300", "--json");
+                .run("bench", "--mode", "library", "--rules", "1", "--finish", "background", "--accounts", "20", "--threads", "4", "--transfers", "300", "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
         long committed = r.json().get("committed").asLong();
@@ -51,7 +51,8 @@ class BenchCommandTest {
         assertThat(r.json().get("anomaly").asDouble()).isZero();
         assertThat(r.err()).as("the bench waits for the finisher, which only --finish background has").contains("background finisher");
         // The run ends once the finisher is through and stopped: every committed transfer done, no marker left.
-        assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("mongo2pc-finisher") && t.isAlive());
+        assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("mongo2pc-") && t.getName().contains("finisher")
+                && t.isAlive());
         assertThat(mongo.client().getDatabase(db).getCollection("transactions").countDocuments(new Document("state", "done")))
                 .isEqualTo(committed);
         mongo.invariants().expectTotal(db, 20_000L);
@@ -76,6 +77,35 @@ class BenchCommandTest {
                 .run("bench", "--two-round", "--mode", "tutorial", "--transfers", "10", "--json");
         assertThat(tutorial.exitCode()).as(tutorial.toString()).isEqualTo(2);
         assertThat(tutorial.json().get("error").asText()).contains("--two-round applies to --mode library only");
+    }
+
+    @Test
+    void bench_rules_choosesTheTutorialsRulesOrTheTwoRoundCommit_theDefaultBeingTheLibrarys() {
+        for (String rules : new String[]{"1", "2", null}) {
+            String db = mongo.database() + "_rules_" + rules;
+            java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("bench", "--accounts", "10", "--threads", "2",
+                    "--transfers", "50", "--json"));
+            if (rules != null) {
+                args.addAll(java.util.List.of("--rules", rules));
+            }
+            CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", db).run(args.toArray(String[]::new));
+
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            boolean twoRound = !"1".equals(rules);
+            assertThat(r.json().get("twoRound").asBoolean()).as("--rules " + rules).isEqualTo(twoRound);
+            var transactions = mongo.client().getDatabase(db).getCollection("transactions");
+            assertThat(transactions.countDocuments(new Document("protocol", 2))).as("--rules " + rules)
+                    .isEqualTo(twoRound ? transactions.countDocuments() : 0);
+            mongo.invariants().expectTotal(db, 10_000L);
+        }
+        CliRunner.Result three = new CliRunner("--uri", mongo.uri(), "--db", mongo.database() + "_r3")
+                .run("bench", "--rules", "3", "--transfers", "10", "--json");
+        assertThat(three.exitCode()).as(three.toString()).isEqualTo(2);
+        assertThat(three.json().get("error").asText()).contains("--rules must be 1").contains("got 3");
+        CliRunner.Result both = new CliRunner("--uri", mongo.uri(), "--db", mongo.database() + "_r4")
+                .run("bench", "--rules", "1", "--two-round", "--transfers", "10", "--json");
+        assertThat(both.exitCode()).as(both.toString()).isEqualTo(2);
+        assertThat(both.json().get("error").asText()).contains("contradict");
     }
 
     @Test

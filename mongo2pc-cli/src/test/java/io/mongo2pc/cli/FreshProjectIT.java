@@ -59,7 +59,7 @@ class FreshProjectIT {
             Run example = run(project, Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-cp", classpath, "Transfers", server.uri());
             assertThat(example.exit()).as(example.output()).isZero();
-            assertThat(example.output()).contains("order-42 is done");
+            assertThat(example.output()).as("returned at the commit point (finishInBackground, the default)").contains("order-42 is applied");
         }
     }
 

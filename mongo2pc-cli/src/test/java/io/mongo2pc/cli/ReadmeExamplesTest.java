@@ -51,7 +51,7 @@ class ReadmeExamplesTest {
         try (URLClassLoader loader = new URLClassLoader(new URL[]{dir.toUri().toURL()}, getClass().getClassLoader())) {
             String printed = printedBy(() -> loader.loadClass("Transfers").getMethod("main", String[].class)
                     .invoke(null, (Object) new String[]{mongo.uri()}));
-            assertThat(printed).contains("order-42 is done");
+            assertThat(printed).as("returned at the commit point (finishInBackground, the default)").contains("order-42 is applied");
 
             MongoClient client = mongo.client();
             client.getDatabase("shop").getCollection("orders").insertOne(new Document("_id", "o1").append("state", "UnPaid"));

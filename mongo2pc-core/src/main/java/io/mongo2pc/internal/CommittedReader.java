@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -23,18 +24,23 @@ import java.util.function.Function;
  * before-image (update), nothing (insert) or the document (delete); increments of transactions
  * not committed are subtracted again. Numbers come in one type per scale ({@link Numbers#normalized}:
  * whole numbers as Long, Decimal128 as BigDecimal). {@link ConsistentCut} reads several documents
- * as one cut.
+ * as one cut. A committed two-round transaction met on a document (its credit not released yet)
+ * is handed to {@link RollForward}, which finishes it off the read's path.
  * Thread-safe.
  */
 final class CommittedReader {
     private final Targets targets;
     private final TransactionStore store;
     private final Function<Document, List<Operation>> operationsOf;
+    /** Told of each committed two-round transaction whose marker a read met, to be rolled forward off the read's path. */
+    private final Consumer<Object> committedMet;
 
-    CommittedReader(Targets targets, TransactionStore store, Function<Document, List<Operation>> operationsOf) {
+    CommittedReader(Targets targets, TransactionStore store, Function<Document, List<Operation>> operationsOf,
+                    Consumer<Object> committedMet) {
         this.targets = targets;
         this.store = store;
         this.operationsOf = operationsOf;
+        this.committedMet = committedMet;
     }
 
     /** How often a document with two-round entries is read again while it keeps changing. */
@@ -146,6 +152,9 @@ final class CommittedReader {
                     // Two-round rules: committed adds what waits for the release, anything else takes back the hold.
                     requireSameCoordinator(ref, marker, entry);
                     boolean committed = committedWith(transaction.apply(marker), entry);
+                    if (committed) {
+                        committedMet.accept(marker); // committed, not released yet: anyone may roll it forward
+                    }
                     Document amounts = entry.get(committed ? Entries.LATER : Entries.NOW, Document.class);
                     if (amounts != null) {
                         Increments.add(view, amounts, committed ? +1 : -1);

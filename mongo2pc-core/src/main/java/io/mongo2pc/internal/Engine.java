@@ -46,6 +46,8 @@ public final class Engine {
     /** The two-round commit: runs new transactions if configured; recovers and resolves its transactions always. */
     private final TwoRound twoRound;
     private final Sweep sweep;
+    /** Finishes, off the readers' path, committed two-round transactions whose markers readers met. */
+    private final RollForward rollForward;
     /** How long a call whose id is taken waits for that transaction's outcome. */
     private final Duration waitForExisting;
 
@@ -70,7 +72,7 @@ public final class Engine {
         Coordinator coordinator = new Coordinator(participants, writes, finishing, settings.metrics());
         Resolver resolver = new Resolver(store, clock, settings.maxClockSkew(), participants.coordinator(), settings.crashHook());
         this.sweep = new Sweep(targets, targets.collection(DocumentRef.DEFAULT_TARGET, database, collection + "_participants"),
-                resolver);
+                resolver, settings.sweepPeriod());
         this.twoRound = new TwoRound(new TwoRoundContext(settings, targets, store, clock, retrier, writesInDoubt,
                 transactionWrites, writes, crashPoints, tokens,
                 new Entries(targets, settings.maxMarkers(), participants.coordinator()), resolver, sweep),
@@ -82,7 +84,8 @@ public final class Engine {
         this.outcomes = new Outcomes(store, clock, retrier, operations::of, takeOver, settings.lease(), settings.clock());
         this.starter = new Starter(settings, store, clock, retrier, transactionWrites, operations, writes, coordinator,
                 finishing, outcomes, crashPoints, tokens, twoRound);
-        this.committedReader = new CommittedReader(targets, store, operations::of);
+        this.rollForward = new RollForward(targets, store, operations::of, settings.crashHook(), settings.owner());
+        this.committedReader = new CommittedReader(targets, store, operations::of, rollForward::met);
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of, settings.clock());
         this.admin = new AdminQueries(store, clock, retrier);
         this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
@@ -128,7 +131,9 @@ public final class Engine {
     /** Stops the background finisher after what it holds, waiting up to {@code timeout}; false if some is left to recovery. */
     public boolean close(Duration timeout) {
         boolean closed = finishing.close(timeout);
-        return twoRound.finish().close(timeout) && closed;
+        closed = twoRound.finish().close(timeout) && closed;
+        rollForward.close(Duration.ZERO); // best effort: what it holds is found again by readers and recovery
+        return closed;
     }
 
     // ---- reads -----------------------------------------------------------------------------
@@ -160,7 +165,9 @@ public final class Engine {
     public RecoveryReport recover(Duration olderThan) {
         RecoveryReport report = recovery.recover(olderThan);
         // Markers of two-round transactions whose document was never written: found by no scan of transactions.
-        retrier.call("sweep", null, null, sweep::sweep);
+        if (sweep.due()) {
+            retrier.call("sweep", null, null, sweep::sweep);
+        }
         return report;
     }
 

@@ -57,6 +57,15 @@ final class Finisher<T> {
      * (or closes while this waits) or this thread is interrupted: the item is then not taken.
      */
     boolean offer(T item) {
+        return offer(item, true);
+    }
+
+    /** {@link #offer} without waiting: false at once if the queue is full. */
+    boolean offerNow(T item) {
+        return offer(item, false);
+    }
+
+    private boolean offer(T item, boolean wait) {
         synchronized (lock) {
             if (closed) {
                 return false;
@@ -70,7 +79,8 @@ final class Finisher<T> {
         }
         boolean taken = false;
         try {
-            while (!taken && !closed) {
+            taken = queue.offer(item);
+            while (wait && !taken && !closed) {
                 taken = queue.offer(item, 50, TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {

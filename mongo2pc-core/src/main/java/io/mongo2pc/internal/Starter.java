@@ -70,9 +70,10 @@ final class Starter {
                 .append(Fields.OWNER, settings.owner())
                 .append(Fields.EPOCH, 1L)
                 .append(Fields.LEASE_MS, settings.lease().toMillis());
-        if (settings.twoRoundCommit()) {
+        if (settings.twoRoundCommit() && (!settings.tutorialRulesFallback() || TwoRound.runs(ops, id))) {
             return twoRound.run(id, ops, doc);
         }
+        // The tutorial's rules: configured, or (by default) a transaction the two-round commit cannot run yet.
         OwnedTransaction tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
         Instant stamp = insert(id, doc);
         if (stamp == null) {
@@ -88,7 +89,7 @@ final class Starter {
         Object id = idFor(requestedId);
         operations.validate(ops, settings.maxOperations(), id);
         Document doc = newDocument(fields, ops, storeOps, INITIAL);
-        if (settings.twoRoundCommit()) {
+        if (settings.twoRoundCommit() && TwoRound.runs(ops, id)) {
             TwoRound.queued(id, doc); // whoever claims it drives it by the two-round rules
         }
         if (insert(id, doc) == null) {

@@ -9,16 +9,19 @@ import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Finds the markers of two-round transactions that no scan of the transactions collection finds:
  * those of a transaction whose insert never landed (its owner crashed in round 1). Each participant
  * collection is recorded once per process, before its first two-round prepare there, in
  * {@code <transactions>_participants}; a sweep reads the documents with markers in those
- * collections and resolves each ({@link Resolver}). Thread-safe.
+ * collections and resolves each ({@link Resolver}), at most once per {@code sweepPeriod} in a
+ * process ({@link #due}). Thread-safe.
  */
 final class Sweep {
     private static final Logger log = LoggerFactory.getLogger(Sweep.class);
@@ -29,11 +32,26 @@ final class Sweep {
     private final MongoCollection<Document> registry;
     private final Resolver resolver;
     private final Set<String> registered = ConcurrentHashMap.newKeySet();
+    private final long periodNanos;
+    /** When the last sweep this process made began (System.nanoTime), or {@link #NEVER}. */
+    private final AtomicLong lastStart = new AtomicLong(NEVER);
+    private static final long NEVER = Long.MIN_VALUE;
 
-    Sweep(Targets targets, MongoCollection<Document> registry, Resolver resolver) {
+    Sweep(Targets targets, MongoCollection<Document> registry, Resolver resolver, Duration period) {
         this.targets = targets;
         this.registry = registry;
         this.resolver = resolver;
+        this.periodNanos = period.toNanos();
+    }
+
+    /**
+     * True if this process has not swept yet or its last sweep began at least a period ago; the
+     * caller that gets true sweeps (concurrent callers: one of them).
+     */
+    boolean due() {
+        long last = lastStart.get();
+        long now = System.nanoTime();
+        return (last == NEVER || now - last >= periodNanos) && lastStart.compareAndSet(last, now);
     }
 
     /** Records the collection of {@code ref} as a participant collection (once per process). */

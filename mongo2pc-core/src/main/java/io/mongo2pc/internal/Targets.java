@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The named MongoClients a transaction may reach, and collections on them with the configured
- * write and read concerns stated explicitly (never the client's defaults). Thread-safe.
+ * write and read concerns stated explicitly (never the client's defaults), and Documents written
+ * by {@link DirectDocumentCodec}. Thread-safe.
  */
 public final class Targets {
     private record Key(String target, String database, String collection) { }
@@ -58,7 +59,8 @@ public final class Targets {
             if (client == null) {
                 throw new IllegalArgumentException("unknown target '" + key.target() + "', known: " + clients.keySet());
             }
-            return client.getDatabase(key.database()).getCollection(key.collection())
+            MongoCollection<Document> coll = client.getDatabase(key.database()).getCollection(key.collection());
+            return coll.withCodecRegistry(DirectDocumentCodec.over(coll.getCodecRegistry()))
                     .withWriteConcern(writeConcern)
                     .withReadConcern(readConcern)
                     .withReadPreference(ReadPreference.primary());

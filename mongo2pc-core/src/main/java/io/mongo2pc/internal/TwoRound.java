@@ -68,6 +68,14 @@ final class TwoRound {
         return finish;
     }
 
+    /**
+     * True if the two-round commit can run a transaction under {@code id} (one an entry can be named
+     * after); a manager with the fallback setting runs the others by the tutorial's rules.
+     */
+    static boolean runs(List<Operation> ops, Object id) {
+        return EntryName.supports(id);
+    }
+
     /** Writes {@code doc} (a new pending transaction owned by this process) and drives it (see the class comment). */
     TransactionOutcome run(Object id, List<Operation> ops, Document doc) {
         register(id, ops);

@@ -190,12 +190,14 @@ final class TwoRoundFinish {
         });
     }
 
-    private static UpdateOneModel<Document> release(OwnedTransaction tx, int i) {
+    /** The release of operation {@code i} of {@code tx} (no deadline: anyone may send it once it is committed). */
+    static UpdateOneModel<Document> release(OwnedTransaction tx, int i) {
         Operation.Increment op = (Operation.Increment) tx.ops.get(i);
         return Entries.releaseWrite(op.document().id(), tx.id, tx.nonce, Entries.later(op));
     }
 
-    private static Map<List<String>, List<Integer>> groups(OwnedTransaction tx) {
+    /** The increments of {@code tx} by collection: one request each (inserts, updates and deletes go one by one). */
+    static Map<List<String>, List<Integer>> groups(OwnedTransaction tx) {
         return RoundOne.groups(tx.ops);
     }
 

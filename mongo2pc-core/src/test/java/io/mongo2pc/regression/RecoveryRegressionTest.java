@@ -43,7 +43,7 @@ class RecoveryRegressionTest {
 
     @BeforeEach
     void setUp() {
-        recoverer = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+        recoverer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient()).database(mongo.database())
                 .application("recoverer").lease(Duration.ofMillis(100)).build();
         mongo.client().getDatabase(mongo.database()).getCollection("accounts").insertMany(List.of(
                 new Document("_id", "A").append("balance", 1000L).append("pendingTransactions", List.of()),
@@ -60,7 +60,7 @@ class RecoveryRegressionTest {
 
     private TransactionManager crashingAt(CrashPoint point) {
         AtomicBoolean armed = new AtomicBoolean(true);
-        return TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+        return TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(mongo.database())
                 .application("owner").lease(Duration.ofMillis(100))
                 .crashHook((reached, id) -> {
                     if (reached.equals(point) && armed.compareAndSet(true, false)) {
@@ -89,7 +89,7 @@ class RecoveryRegressionTest {
         try (MongoClient shopClient = MongoClients.create(shopUri)) {
             shopClient.getDatabase(mongo.database()).getCollection("orders").insertOne(new Document("_id", "o1").append("n", 0));
             AtomicBoolean armed = new AtomicBoolean(true);
-            TransactionManager owner = TransactionManager.builder().target("default", mongo.client()).target("shop", shopClient)
+            TransactionManager owner = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).target("shop", shopClient)
                     .database(mongo.database()).application("owner").lease(Duration.ofMillis(100))
                     .crashHook((reached, id) -> {
                         if (reached.equals(CrashPoint.after(Step.APPLY, 0)) && armed.getAndSet(false)) {
@@ -106,7 +106,7 @@ class RecoveryRegressionTest {
         shop.close(); // the shop server goes down
         try (MongoClient deadShop = MongoClients.create(MongoClientSettings.builder().applyConnectionString(new ConnectionString(shopUri))
                 .applyToClusterSettings(c -> c.serverSelectionTimeout(200, TimeUnit.MILLISECONDS)).build())) {
-            TransactionManager recovering = TransactionManager.builder().target("default", mongo.newClient()).target("shop", deadShop)
+            TransactionManager recovering = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient()).target("shop", deadShop)
                     .database(mongo.database()).application("recoverer").retryTimeout(Duration.ofMillis(500)).build();
             mongo.expireLeases(mongo.database());
 
@@ -125,7 +125,7 @@ class RecoveryRegressionTest {
     @Test
     void recover_transactionsWhoseOwnersLeaseRunsOnOrThatCannotBeRead_areToldApartFromEachOther() {
         // Both used to be counted as "skipped" alike: a program could not tell "wait" from "broken".
-        TransactionManager longLease = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+        TransactionManager longLease = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(mongo.database())
                 .application("owner").lease(Duration.ofSeconds(30)).crashHook((reached, id) -> {
                     if (reached.equals(CrashPoint.after(Step.APPLY, 0))) {
                         throw new Crash();
@@ -211,7 +211,7 @@ class RecoveryRegressionTest {
     /** The same for prune(ZERO): a transaction finished in the millisecond the clock was read was kept. */
     @Test
     void pruneWithZeroThreshold_deletesTransactionFinishedInTheSameMillisecond() {
-        TransactionManager manager = TransactionManager.builder().target("default", mongo.client()).database(mongo.database()).build();
+        TransactionManager manager = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(mongo.database()).build();
         for (int i = 0; i < 100; i++) {
             manager.run(transfer(1));
 

@@ -79,7 +79,7 @@ class ReviewFindingsTest {
         CountDownLatch xPaused = new CountDownLatch(1);
         CountDownLatch xGo = new CountDownLatch(1);
         AtomicBoolean pauseX = new AtomicBoolean(false);
-        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager writer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)
                 .application("writer").crashHook((p, id) -> {
                     if (p.equals(CrashPoint.before(CrashPoint.Step.APPLY, 1)) && pauseX.getAndSet(false)) {
                         xPaused.countDown();
@@ -111,7 +111,7 @@ class ReviewFindingsTest {
                     }
                 }
             });
-            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(db)
                     .application("reader").build();
 
             List<Optional<Document>> views = reader.readCommitted(List.of(j, i, k), Duration.ofSeconds(3));
@@ -141,7 +141,7 @@ class ReviewFindingsTest {
         database.getCollection("dst").insertOne(new Document("_id", "b").append("balance", 100L).append("pendingTransactions", List.of()));
         DocumentRef a = DocumentRef.of(db, "src", "a");
         DocumentRef b = DocumentRef.of(db, "dst", "b");
-        TransactionManager writer = TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager writer = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)
                 .application("writer").crashHook((p, id) -> {
                     if (p.equals(CrashPoint.after(CrashPoint.Step.RELEASE, 0))) {
                         throw new Stop();
@@ -150,7 +150,7 @@ class ReviewFindingsTest {
         assertThatThrownBy(() -> writer.run(List.of(
                 Operation.increment(a, "balance", -10L, new Document("balance", new Document("$gte", 10L))),
                 Operation.increment(b, "balance", 10L, null)))).isInstanceOf(Stop.class);
-        TransactionManager reader = TransactionManager.builder().target("default", mongo.newClient()).database(db)
+        TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient()).database(db)
                 .application("reader").build();
         try {
             assertThat(reader.readCommitted(a).orElseThrow().get("balance")).as("a alone").isEqualTo(90L);
@@ -185,7 +185,7 @@ class ReviewFindingsTest {
                 .append("value", 10L).append("state", "committed").append("lastModified", new Date()));
         DocumentRef a = DocumentRef.of(db, "accounts", "A");
         DocumentRef b = DocumentRef.of(db, "accounts", "B");
-        TransactionManager reader = TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)
                 .application("reader").codec(ReviewFindingsTest::tutorialTransfer).build();
         try {
             Throwable thrown = catchThrowable(() -> {
@@ -216,7 +216,7 @@ class ReviewFindingsTest {
                 .append("value", 10L).append("state", "applied").append("lastModified", new Date()));
         DocumentRef a = DocumentRef.of(db, "accounts", "A");
         DocumentRef b = DocumentRef.of(db, "accounts", "B");
-        TransactionManager reader = TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client()).database(db)
                 .application("reader").build();
         try {
             assertThat(reader.readCommitted(a).orElseThrow().get("balance")).as("A alone").isEqualTo(90L);
@@ -249,7 +249,7 @@ class ReviewFindingsTest {
              MongoClient viaProxy = proxy.newClient()) {
             proxy.runBeforeEvery(ReviewFindingsTest::isAccountFind, () -> database.getCollection("accounts")
                     .updateOne(Filters.eq("_id", "busy"), Updates.inc("visits", 1)));
-            TransactionManager reader = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager reader = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(db)
                     .application("reader").build();
             Throwable thrown = catchThrowable(() -> reader.readCommitted(
                     List.of(DocumentRef.of(db, "accounts", "quiet"), DocumentRef.of(db, "accounts", "busy")), Duration.ofMillis(300)));
@@ -276,7 +276,7 @@ class ReviewFindingsTest {
                      .applyConnectionString(new ConnectionString(proxy.uri()))
                      .timeout(300, TimeUnit.MILLISECONDS)
                      .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
-            TransactionManager owner = TransactionManager.builder().target("default", viaProxy).database(db)
+            TransactionManager owner = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", viaProxy).database(db)
                     .application("owner").lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
                     .retryTimeout(Duration.ofSeconds(10)).build();
             proxy.runBefore(request -> request.contains("findAndModify") && request.contains("items"), () -> {
@@ -294,7 +294,7 @@ class ReviewFindingsTest {
             }
         }
         assertThat(held).hasValue(1);
-        TransactionManager other = TransactionManager.builder().target("default", mongo.newClient()).database(db)
+        TransactionManager other = TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient()).database(db)
                 .application("recoverer").build();
         other.recover();
 

@@ -75,7 +75,7 @@ class TwoRoundReviewTest {
     }
 
     private TransactionManager manager(MongoClient client, boolean twoRound, CrashHook hook) {
-        return TransactionManager.builder().target("default", client).database(mongo.database())
+        return TransactionManager.builder().finishInBackground(false).target("default", client).database(mongo.database())
                 .application(twoRound ? "rules2" : "rules1").twoRoundCommit(twoRound).crashHook(hook).build();
     }
 
@@ -90,7 +90,7 @@ class TwoRoundReviewTest {
 
     /** Runs a transfer of 10 from A to B under {@code id} on a manager (lease 1 s) that crashes with its prepares landed, before its insert. */
     private void crashBeforeInsert(String id) {
-        TransactionManager crashing = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+        TransactionManager crashing = TransactionManager.builder().finishInBackground(false).target("default", mongo.newClient()).database(mongo.database())
                 .application("crashing").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
                 .crashHook((point, tx) -> {
                     if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
@@ -164,12 +164,12 @@ class TwoRoundReviewTest {
                     Thread.currentThread().interrupt();
                 }
             });
-            TransactionManager owner = TransactionManager.builder().target("default", viaProxy).database(mongo.database())
+            TransactionManager owner = TransactionManager.builder().finishInBackground(false).target("default", viaProxy).database(mongo.database())
                     .application("owner").twoRoundCommit(true).lease(Duration.ofSeconds(1))
                     .maxClockSkew(Duration.ofMillis(100)).build();
             CompletableFuture<TransactionOutcome> run = CompletableFuture.supplyAsync(() -> owner.run(transfer(a, b, 10)));
             assertThat(held.await(30, TimeUnit.SECONDS)).as("the insert is held").isTrue();
-            TransactionManager other = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+            TransactionManager other = TransactionManager.builder().finishInBackground(false).target("default", mongo.newClient()).database(mongo.database())
                     .application("other").lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100)).build();
             MongoCollection<Document> transactions = mongo.client().getDatabase(mongo.database()).getCollection("transactions");
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -257,7 +257,7 @@ class TwoRoundReviewTest {
         mongo.invariants().expectTotal(mongo.database(), 100L);
         crashBeforeInsert("pay-3");
         assertThat(balance("A")).as("the crashed run's hold").isEqualTo(90L);
-        TransactionManager first = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+        TransactionManager first = TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(mongo.database())
                 .application("first").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
                 .conflictTimeout(Duration.ofSeconds(5)).build();
         TransactionOutcome outcome = first.run("pay-3", transfer(a, b, 10));
@@ -278,7 +278,9 @@ class TwoRoundReviewTest {
         accounts(100, 0);
         mongo.invariants().expectTotal(mongo.database(), 100L);
         crashBeforeInsert("pay-4");
-        TransactionManager other = manager(mongo.client(), true, CrashHook.NONE);
+        // A sweep at every recover (the default is one per lease): the loop waits for the deadline.
+        TransactionManager other = TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(mongo.database())
+                .application("rules2").twoRoundCommit(true).sweepPeriod(Duration.ZERO).build();
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (balance("A") != 100L && System.nanoTime() < until) {
             Thread.sleep(200); // the sweep acts once the prepares' deadline plus the skew has passed

@@ -50,7 +50,12 @@ public class BackgroundFinishTest {
             CrashPoint.before(Step.FINISH, -1), CrashPoint.after(Step.FINISH, -1));
 
     TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, boolean background) {
-        return configure(TestManagers.crashing(client, db, app, hook).finishInBackground(background)).build();
+        return configure(rules(TestManagers.crashing(client, db, app, hook)).finishInBackground(background)).build();
+    }
+
+    /** The rules of every manager: the tutorial's (the two-round tests: the default rules). */
+    protected TransactionManagerBuilder rules(TransactionManagerBuilder builder) {
+        return builder.twoRoundCommit(false);
     }
 
     /** The settings of every manager (the bank's codec, the two-round commit). */
@@ -169,7 +174,7 @@ public class BackgroundFinishTest {
                 sleep(400);
             }
         };
-        TransactionManager owner = configure(TransactionManager.builder().target("default", mongo.client()).database(db)
+        TransactionManager owner = configure(rules(TransactionManager.builder()).target("default", mongo.client()).database(db)
                 .application("owner").lease(Duration.ofMillis(300)).crashHook(pause).finishInBackground(true)).build();
         TransactionOutcome outcome = transfer(owner, db, "A", "B", 100L);
         assertThat(owner.awaitFinished(Duration.ofSeconds(10))).isTrue();

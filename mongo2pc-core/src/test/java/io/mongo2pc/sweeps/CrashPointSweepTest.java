@@ -182,7 +182,12 @@ public class CrashPointSweepTest {
     }
 
     private TransactionManager manager(String db, String app, MongoClient client, CrashHook hook) {
-        return configure(TestManagers.crashing(client, db, app, hook)).build();
+        return configure(rules(TestManagers.crashing(client, db, app, hook))).build();
+    }
+
+    /** The rules of every manager of the sweep: the tutorial's, finished inline (the two-round sweep: the default rules). */
+    protected TransactionManagerBuilder rules(TransactionManagerBuilder builder) {
+        return builder.twoRoundCommit(false).finishInBackground(false);
     }
 
     /** The settings of every manager of the sweep (the bank's codec, the two-round commit). */

@@ -53,7 +53,8 @@ public class FencingTest {
     }
 
     private TransactionManager manager(String application, CrashHook hook) {
-        return configure(TestManagers.builder(mongo.client(), mongo.database(), application).lease(LEASE).crashHook(hook)).build();
+        return configure(TestManagers.builder(mongo.client(), mongo.database(), application).lease(LEASE).crashHook(hook)
+                .twoRoundCommit(false).finishInBackground(false)).build(); // the tutorial's rules, finished inline
     }
 
     /** The settings of every manager of the test (the bank's codec). */

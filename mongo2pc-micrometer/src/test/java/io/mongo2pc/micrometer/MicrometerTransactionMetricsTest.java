@@ -32,6 +32,8 @@ class MicrometerTransactionMetricsTest {
         bank.transfer("A", "B", 10L);
         bank.transfer("A", "B", 10L);
         bank.transfer("A", "B", 1_000L); // insufficient funds: canceled
+        // a committed transfer is counted once done: by default the manager's finisher thread finishes it after the call
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();
 
         // A transfer abandoned after its commit point, then recovered by a second instance.
         TransactionManager crashing = Bank.configure(TestManagers.builder(mongo.client(), db, "mongo2pc")

@@ -97,6 +97,12 @@ public class Mongo2pcAutoConfiguration {
                 () -> b.combinedRequestsInFlight(p.getCombinedRequestsInFlight()));
         b.finishInBackground(p.getFinishing() == Mongo2pcProperties.Finishing.BACKGROUND);
         setting("mongo2pc.finish-linger", p.getFinishLinger(), () -> b.finishLinger(p.getFinishLinger()));
+        if (p.getTwoRoundCommit() != null) {
+            b.twoRoundCommit(p.getTwoRoundCommit());
+        }
+        if (p.getSweepPeriod() != null) {
+            setting("mongo2pc.sweep-period", p.getSweepPeriod(), () -> b.sweepPeriod(p.getSweepPeriod()));
+        }
     }
 
     private static void setting(String property, Object value, Runnable apply) {

@@ -59,11 +59,21 @@ public class Mongo2pcProperties {
     /** The most combined write requests out at once per collection (group commit); keep below the pool's maxPoolSize. */
     private int combinedRequestsInFlight = 16;
 
-    /** Whether 'run' returns done (inline) or at the commit point, the rest finished by one thread (background). */
-    private Finishing finishing = Finishing.INLINE;
+    /** Whether 'run' returns at the commit point, the rest finished by one thread (background), or done (inline). */
+    private Finishing finishing = Finishing.BACKGROUND;
+
+    /**
+     * Which rules new transactions follow. Unset (the default): the two-round commit, and the tutorial's rules for what it
+     * cannot run yet (inserts, updates, deletes, queued transactions); true: the two-round commit only, refusing those;
+     * false: the tutorial's rules for everything.
+     */
+    private Boolean twoRoundCommit;
 
     /** With background finishing: how long a finisher round waits for more committed transactions after its first (at most 10s). */
     private Duration finishLinger = Duration.ofMillis(5);
+
+    /** The least time between two sweeps for markers without a transaction document (recovery passes). Default: the lease. */
+    private Duration sweepPeriod;
 
     /**
      * Further MongoDB deployments operations may reach, by name: mongo2pc.targets.shop=mongodb://host/.
@@ -155,6 +165,10 @@ public class Mongo2pcProperties {
     public void setFinishing(Finishing finishing) { this.finishing = finishing; }
     public Duration getFinishLinger() { return finishLinger; }
     public void setFinishLinger(Duration finishLinger) { this.finishLinger = finishLinger; }
+    public Boolean getTwoRoundCommit() { return twoRoundCommit; }
+    public void setTwoRoundCommit(Boolean twoRoundCommit) { this.twoRoundCommit = twoRoundCommit; }
+    public Duration getSweepPeriod() { return sweepPeriod; }
+    public void setSweepPeriod(Duration sweepPeriod) { this.sweepPeriod = sweepPeriod; }
     public Map<String, String> getTargets() { return targets; }
     public void setTargets(Map<String, String> targets) { this.targets = targets; }
     public Bank getBank() { return bank; }

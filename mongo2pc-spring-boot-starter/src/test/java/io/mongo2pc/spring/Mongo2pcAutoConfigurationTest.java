@@ -52,8 +52,10 @@ class Mongo2pcAutoConfigurationTest {
                 "mongo2pc.write-concern=w1",
                 "mongo2pc.read-concern=local",
                 "mongo2pc.combined-requests-in-flight=4",
-                "mongo2pc.finishing=background",
+                "mongo2pc.finishing=inline",
                 "mongo2pc.finish-linger=20ms",
+                "mongo2pc.sweep-period=45s",
+                "mongo2pc.two-round-commit=false",
                 "mongo2pc.targets.shop=" + mongo.uri()).run(context -> {
             TransactionManagerSettings s = context.getBean(TransactionManager.class).settings();
             assertThat(s.database()).isEqualTo(mongo.database());
@@ -68,8 +70,10 @@ class Mongo2pcAutoConfigurationTest {
             assertThat(s.writeConcern()).isEqualTo(WriteConcern.W1);
             assertThat(s.readConcern()).isEqualTo(ReadConcern.LOCAL);
             assertThat(s.combinedRequestsInFlight()).isEqualTo(4);
-            assertThat(s.finishInBackground()).isTrue();
+            assertThat(s.finishInBackground()).isFalse();
             assertThat(s.finishLinger()).isEqualTo(Duration.ofMillis(20));
+            assertThat(s.sweepPeriod()).isEqualTo(Duration.ofSeconds(45));
+            assertThat(s.twoRoundCommit()).isFalse();
             assertThat(s.target("default")).isSameAs(context.getBean(MongoClient.class));
             assertThat(s.target("shop")).isNotNull().isNotSameAs(s.target("default"));
             assertThat(context).hasSingleBean(Bank.class).hasSingleBean(Payments.class).doesNotHaveBean(Mongo2pcWorker.class);
@@ -86,8 +90,11 @@ class Mongo2pcAutoConfigurationTest {
             assertThat(s.writeConcern()).isEqualTo(WriteConcern.MAJORITY);
             assertThat(s.readConcern()).isEqualTo(ReadConcern.MAJORITY);
             assertThat(s.combinedRequestsInFlight()).isEqualTo(TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT);
-            assertThat(s.finishInBackground()).isFalse();
+            assertThat(s.finishInBackground()).isTrue();
+            assertThat(s.twoRoundCommit()).isTrue();
+            assertThat(s.tutorialRulesFallback()).isTrue();
             assertThat(s.finishLinger()).isEqualTo(TransactionManagerBuilder.DEFAULT_FINISH_LINGER);
+            assertThat(s.sweepPeriod()).as("the lease").isEqualTo(Duration.ofSeconds(30));
         });
     }
 
@@ -150,6 +157,8 @@ class Mongo2pcAutoConfigurationTest {
             bank.createAccount("A", 100L);
             bank.createAccount("B", 0L);
             bank.transfer("t-1", "A", "B", 10L);
+            // counted once done: by default the manager's finisher thread finishes it after the call returned
+            assertThat(context.getBean(TransactionManager.class).awaitFinished(Duration.ofSeconds(30))).isTrue();
             MeterRegistry meters = context.getBean(MeterRegistry.class);
             assertThat(meters.get("mongo2pc.transactions.committed").counter().count()).isEqualTo(1.0);
             assertThat(meters.get("mongo2pc.recovery.lag").gauge().value()).isZero();

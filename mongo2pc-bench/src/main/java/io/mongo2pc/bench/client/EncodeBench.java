@@ -1,6 +1,7 @@
 package io.mongo2pc.bench.client;
 
 import com.mongodb.MongoClientSettings;
+import io.mongo2pc.internal.DirectDocumentCodec;
 import org.bson.BsonArray;
 import org.bson.BsonBinaryWriter;
 import org.bson.BsonBoolean;
@@ -38,7 +39,8 @@ import java.util.concurrent.TimeUnit;
  * the balance guard; {@code $inc} and {@code $push}), as {@code org.bson.Document}s through the
  * codec registry (what the library does) against the same content converted to {@code BsonDocument}
  * (no registry lookup per value). A JFR profile of the bench client put 30-40% of its samples in
- * registry-based encoding; this measures whether a rewrite would pay.
+ * registry-based encoding; this measures whether a rewrite would pay, and what the library's own
+ * {@link DirectDocumentCodec} (the same bytes, no registry lookup per value) saves.
  *
  * <pre>
  * CP="mongo2pc-bench/target/mongo2pc-bench-0.1.0-SNAPSHOT.jar:$(cat mongo2pc-bench/target/classpath.txt)"
@@ -55,6 +57,7 @@ public class EncodeBench {
 
     private final CodecRegistry registry = MongoClientSettings.getDefaultCodecRegistry();
     private final Codec<Document> documentCodec = registry.get(Document.class);
+    private final Codec<Document> directCodec = DirectDocumentCodec.over(registry).get(Document.class);
     private final Codec<BsonDocument> bsonDocumentCodec = registry.get(BsonDocument.class);
     private final Document filter = new Document("_id", "acc-17")
             .append("$expr", new Document("$lt", List.of("$$NOW", new Date(1_800_000_000_000L))))
@@ -68,6 +71,11 @@ public class EncodeBench {
     @Benchmark
     public int documentThroughRegistry() {
         return encode(documentCodec, filter, documentCodec, update);
+    }
+
+    @Benchmark
+    public int directDocumentCodec() {
+        return encode(directCodec, filter, directCodec, update);
     }
 
     @Benchmark

@@ -82,9 +82,16 @@ public final class BenchCommand extends BaseCommand {
                     + TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
     Integer combinedRequests;
 
-    @Option(names = "--two-round", description = {"library mode: transfers by the two-round commit (TransactionManagerBuilder.twoRoundCommit:",
-            "the transaction document and both prepares at once, then the commit; credits after the commit point)"})
-    boolean twoRound;
+    @Option(names = "--rules", paramLabel = "1|2", description = {"library mode: 2, transfers by the two-round commit (the library's",
+            "default: the transaction document and both prepares at once, then the commit; credits after the commit point),",
+            "or 1, the tutorial's rules (TransactionManagerBuilder.twoRoundCommit(false): debit, credit, commit) (default: 2)"})
+    Integer rules;
+
+    @Option(names = "--two-round", description = "library mode: the same as --rules 2")
+    boolean twoRoundFlag;
+
+    /** True if the run's transfers follow the two-round commit (set by {@link #run} from --rules and --two-round). */
+    private boolean twoRound;
 
     @Option(names = "--warmup", paramLabel = "D", converter = DurationConverter.class,
             description = "load run first and not measured, with --duration (default 3s; 0 for none)")
@@ -116,9 +123,19 @@ public final class BenchCommand extends BaseCommand {
         if (finish == Finish.background && mode != Mode.library) {
             throw CliException.badInput("--finish background applies to --mode library only");
         }
-        if (twoRound && mode != Mode.library) {
+        if (twoRoundFlag && mode != Mode.library) {
             throw CliException.badInput("--two-round applies to --mode library only");
         }
+        if (rules != null && mode != Mode.library) {
+            throw CliException.badInput("--rules applies to --mode library only");
+        }
+        if (rules != null && rules != 1 && rules != 2) {
+            throw CliException.badInput("--rules must be 1 (the tutorial's) or 2 (the two-round commit), got " + rules);
+        }
+        if (twoRoundFlag && rules != null && rules == 1) {
+            throw CliException.badInput("--two-round and --rules 1 contradict each other: give one");
+        }
+        twoRound = mode == Mode.library && (rules == null || rules == 2);
         if (combinedRequests != null && mode != Mode.library) {
             throw CliException.badInput("--combined-requests applies to --mode library only");
         }
@@ -142,7 +159,7 @@ public final class BenchCommand extends BaseCommand {
             }
         }
         try (Session session = open();
-             TransactionManager own = finish == Finish.background || combinedRequests != null || twoRound
+             TransactionManager own = mode == Mode.library
                      ? session.newBenchManager(finish == Finish.background, combinedRequests, twoRound) : null) {
             Bank bank = own == null ? session.bank() : new Bank(own);
             MongoCollection<Document> accountsColl = bank.accounts();
