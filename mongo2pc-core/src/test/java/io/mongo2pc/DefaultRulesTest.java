@@ -11,14 +11,12 @@ import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The default rules: a manager built without {@code twoRoundCommit} runs transactions of
- * increments by the two-round commit and returns them at the commit point, and runs what the
- * two-round commit cannot run yet (inserts, updates, deletes, queued transactions) by the
- * tutorial's rules instead of refusing it; {@code twoRoundCommit(true)} refuses those, and
- * {@code twoRoundCommit(false)} runs everything by the tutorial's rules.
+ * The default rules: a manager built without {@code twoRoundCommit} runs every transaction
+ * (inserts, updates, deletes and queued ones included) by the two-round commit and returns it at
+ * the commit point; so does {@code twoRoundCommit(true)}; {@code twoRoundCommit(false)} runs
+ * everything by the tutorial's rules.
  */
 class DefaultRulesTest {
     @RegisterExtension
@@ -63,35 +61,36 @@ class DefaultRulesTest {
     }
 
     @Test
-    void byDefault_whatTheTwoRoundCommitCannotRun_followsTheTutorialsRules_insteadOfBeingRefused() {
+    void byDefault_insertsAndQueuedTransactions_runByTheTwoRoundCommit() {
         MongoCollection<Document> notes = mongo.client().getDatabase(mongo.database()).getCollection("notes");
         Object queued;
         try (TransactionManager manager = builder("default").build()) {
             TransactionOutcome outcome = manager.run(transferAndInsert(10, "n1"));
             assertThat(outcome.isCommitted()).as(String.valueOf(outcome.reason())).isTrue();
-            assertThat(stored(outcome.id()).containsKey("protocol")).as("the tutorial's rules").isFalse();
+            assertThat(stored(outcome.id()).get("protocol")).as("the two-round rules").isEqualTo(2);
             queued = manager.submit(transfer(5));
             assertThat(stored(queued).getString("state")).isEqualTo("initial");
             assertThat(manager.claimAndRun().orElseThrow().isCommitted()).isTrue();
         }
-        assertThat(stored(queued).containsKey("protocol")).isFalse();
+        assertThat(stored(queued).get("protocol")).isEqualTo(2);
         assertThat(stored(queued).getString("state")).isEqualTo("done");
         assertThat(notes.countDocuments(new Document("_id", "n1"))).isEqualTo(1);
         assertThat(accounts.collection().find(new Document("_id", "B")).first().getLong("balance")).isEqualTo(15L);
     }
 
     @Test
-    void twoRoundCommitTrue_refusesWhatItCannotRun_beforeAnythingIsWritten() {
+    void twoRoundCommitTrue_runsInsertsAndQueuedTransactionsByTheTwoRoundCommit() {
+        Object queued;
         try (TransactionManager manager = builder("strict").twoRoundCommit(true).build()) {
             assertThat(manager.settings().tutorialRulesFallback()).isFalse();
-            assertThatThrownBy(() -> manager.run(transferAndInsert(10, "n2")))
-                    .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("increments only")
-                    .hasMessageContaining("twoRoundCommit(true)");
-            assertThatThrownBy(() -> manager.submit(transfer(5)))
-                    .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("submit");
+            TransactionOutcome outcome = manager.run(transferAndInsert(10, "n2"));
+            assertThat(outcome.isCommitted()).as(String.valueOf(outcome.reason())).isTrue();
+            assertThat(stored(outcome.id()).get("protocol")).isEqualTo(2);
+            queued = manager.submit(transfer(5));
+            assertThat(manager.claimAndRun().orElseThrow().isCommitted()).isTrue();
         }
-        assertThat(mongo.client().getDatabase(mongo.database()).getCollection("transactions").countDocuments()).isZero();
-        assertThat(accounts.collection().find(new Document("_id", "A")).first().getLong("balance")).isEqualTo(100L);
+        assertThat(stored(queued).get("protocol")).isEqualTo(2);
+        assertThat(accounts.collection().find(new Document("_id", "A")).first().getLong("balance")).isEqualTo(85L);
     }
 
     @Test

@@ -52,7 +52,7 @@ class TwoRoundExclusiveLateCopyTest {
 
     private static TransactionManager manager(MongoClient client) {
         return TransactionManager.builder().target("default", client).database(mongo.database()).application("late")
-                .twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW).retryTimeout(Duration.ofSeconds(10)).build();
+                .twoRoundCommit(true).finishInBackground(false).lease(LEASE).maxClockSkew(SKEW).retryTimeout(Duration.ofSeconds(10)).build();
     }
 
     /** The order's update (refused when {@code orderStatus} does not match), the delete and the insert. */

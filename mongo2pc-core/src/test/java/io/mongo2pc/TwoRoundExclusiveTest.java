@@ -37,7 +37,7 @@ class TwoRoundExclusiveTest {
 
     private static TransactionManager manager(CrashHook hook) {
         return TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
-                .application("two-round").twoRoundCommit(true).crashHook(hook).build();
+                .application("two-round").twoRoundCommit(true).finishInBackground(false).crashHook(hook).build();
     }
 
     @BeforeEach
@@ -170,7 +170,7 @@ class TwoRoundExclusiveTest {
         assertThat(queued).containsEntry("state", "initial").containsEntry("protocol", 2);
 
         TransactionOutcome outcome = TransactionManager.builder().target("default", mongo.client())
-                .database(mongo.database()).application("worker").build().claimAndRun().orElseThrow();
+                .database(mongo.database()).application("worker").finishInBackground(false).build().claimAndRun().orElseThrow();
 
         assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
         Document done = mongo.transactions(mongo.database()).find(new Document("_id", id)).first();

@@ -63,9 +63,9 @@ public class Mongo2pcProperties {
     private Finishing finishing = Finishing.BACKGROUND;
 
     /**
-     * Which rules new transactions follow. Unset (the default): the two-round commit, and the tutorial's rules for what it
-     * cannot run yet (inserts, updates, deletes, queued transactions); true: the two-round commit only, refusing those;
-     * false: the tutorial's rules for everything.
+     * Which rules new transactions follow. Unset (the default): the two-round commit for every transaction, and the
+     * tutorial's rules for one whose id no two-round entry can be named after; true: the two-round commit only, refusing
+     * such an id; false: the tutorial's rules for everything.
      */
     private Boolean twoRoundCommit;
 
