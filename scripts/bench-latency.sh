@@ -65,6 +65,6 @@ for latency in $LATENCIES; do
   done
   stop_server
 done
-java -cp "$JAR" io.mongo2pc.cli.LatencyPlot "$OUT" "$PLOT_FILE" \
+java -cp "$JAR" io.mongo2pc.cli.bench.LatencyPlot "$OUT" "$PLOT_FILE" \
   "mongo2pc bench: throughput against added latency (${ACCOUNTS:-1000} accounts, one serve --in-memory)"
 echo "plot: $PLOT_FILE" >&2

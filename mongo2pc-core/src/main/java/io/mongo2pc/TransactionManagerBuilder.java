@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.Clock;
 import io.mongo2pc.spi.CrashHook;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
@@ -38,6 +39,7 @@ public final class TransactionManagerBuilder {
     WriteConcern writeConcern = WriteConcern.MAJORITY;
     ReadConcern readConcern = ReadConcern.MAJORITY;
     CrashHook crashHook = CrashHook.NONE;
+    Clock clock = Clock.SYSTEM;
     TransactionMetrics metrics = TransactionMetrics.NONE;
     final List<TransactionCodec> codecs = new ArrayList<>();
     Supplier<Object> ids = ObjectId::new;
@@ -171,6 +173,18 @@ public final class TransactionManagerBuilder {
     /** Hook called at every crash point; tests stop the protocol with it. Default: none. */
     public TransactionManagerBuilder crashHook(CrashHook crashHook) {
         this.crashHook = Objects.requireNonNull(crashHook, "crashHook");
+        return this;
+    }
+
+    /**
+     * The local clock of this manager's waits: retries up to {@code retryTimeout} and their backoff,
+     * waits for busy documents up to {@code conflictTimeout}, awaited outcomes, pauses between
+     * attempts of a consistent read. A test seam: a test passes a clock it moves itself, so a
+     * timeout is reached without the test sleeping for it. Leases, staleness and takeovers are
+     * judged by the database server's clock, never by this one. Default {@link Clock#SYSTEM}.
+     */
+    public TransactionManagerBuilder clock(Clock clock) {
+        this.clock = Objects.requireNonNull(clock, "clock");
         return this;
     }
 

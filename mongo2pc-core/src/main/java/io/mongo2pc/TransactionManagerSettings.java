@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.spi.Clock;
 import io.mongo2pc.spi.CrashHook;
 import com.mongodb.ReadConcern;
 import com.mongodb.WriteConcern;
@@ -35,6 +36,7 @@ public final class TransactionManagerSettings {
     private final WriteConcern writeConcern;
     private final ReadConcern readConcern;
     private final CrashHook crashHook;
+    private final Clock clock;
     private final TransactionMetrics metrics;
     private final List<TransactionCodec> codecs;
     private final Supplier<Object> ids;
@@ -66,6 +68,7 @@ public final class TransactionManagerSettings {
         this.writeConcern = b.writeConcern;
         this.readConcern = b.readConcern;
         this.crashHook = b.crashHook;
+        this.clock = b.clock;
         this.metrics = b.metrics;
         this.codecs = List.copyOf(b.codecs);
         this.ids = b.ids;
@@ -100,6 +103,8 @@ public final class TransactionManagerSettings {
     /** How long a round of the background finisher waits for more committed transactions after its first. */
     public Duration finishLinger() { return finishLinger; }
     public CrashHook crashHook() { return crashHook; }
+    /** The local clock of this manager's waits (retries, busy documents, awaited outcomes); not of leases. */
+    public Clock clock() { return clock; }
     public TransactionMetrics metrics() { return metrics; }
     /** The readers of transaction documents without mongo2pc's {@code ops}, in the order registered. */
     public List<TransactionCodec> codecs() { return codecs; }

@@ -26,23 +26,23 @@ import java.util.function.Predicate;
  * server (so the write is applied), but the reply is dropped and the connection closed: a lost
  * acknowledgement, as the driver sees it after a network failure.
  */
-final class FaultProxy implements AutoCloseable {
+public final class FaultProxy implements AutoCloseable {
     private final ServerSocket server;
     private final ConnectionString target;
     private final String host;
     private final int port;
     private final AtomicInteger drops = new AtomicInteger();
     private volatile Predicate<String> trigger = s -> false;
-    final AtomicInteger dropped = new AtomicInteger();
+    public final AtomicInteger dropped = new AtomicInteger();
     private volatile Predicate<String> beforeTrigger = s -> false;
     private final AtomicReference<Runnable> before = new AtomicReference<>();
     private volatile Predicate<String> everyTrigger = s -> false;
     private volatile Runnable every;
     private volatile Predicate<String> countTrigger = s -> false;
     /** How many requests that {@link #countAnswers}'s trigger accepts the server has answered (delivered or not). */
-    final AtomicInteger answered = new AtomicInteger();
+    public final AtomicInteger answered = new AtomicInteger();
 
-    FaultProxy(String mongoUri) throws IOException {
+    public FaultProxy(String mongoUri) throws IOException {
         // the first host of the URI (on a replica set: give the primary first)
         this.target = new ConnectionString(mongoUri);
         String first = target.getHosts().get(0);
@@ -59,7 +59,7 @@ final class FaultProxy implements AutoCloseable {
      * The proxy's URI: one server, reached directly (a replica-set client would otherwise find the
      * members and bypass the proxy), with the target URI's credentials and TLS.
      */
-    String uri() {
+    public String uri() {
         String credentials = target.getUsername() == null ? "" : URLEncoder.encode(target.getUsername(), StandardCharsets.UTF_8)
                 + ":" + URLEncoder.encode(new String(target.getPassword()), StandardCharsets.UTF_8) + "@";
         String options = "directConnection=true"
@@ -69,34 +69,34 @@ final class FaultProxy implements AutoCloseable {
     }
 
     /** A client that reaches the server through this proxy (the caller closes it). */
-    MongoClient newClient() {
+    public MongoClient newClient() {
         return MongoClients.create(MongoClientSettings.builder().applyConnectionString(new ConnectionString(uri()))
                 .applyToClusterSettings(cluster -> cluster.serverSelectionTimeout(5, TimeUnit.SECONDS)).build());
     }
 
     /** Runs {@code action} once, just before forwarding the next request that {@code trigger} accepts. */
-    void runBefore(Predicate<String> trigger, Runnable action) {
+    public void runBefore(Predicate<String> trigger, Runnable action) {
         this.beforeTrigger = trigger;
         this.before.set(action);
     }
 
     /** Runs {@code action} just before forwarding every request that {@code trigger} accepts, until {@link #stopEvery()}. */
-    void runBeforeEvery(Predicate<String> trigger, Runnable action) {
+    public void runBeforeEvery(Predicate<String> trigger, Runnable action) {
         this.every = action;
         this.everyTrigger = trigger;
     }
 
     /** Counts in {@link #answered} the server's answers to requests {@code trigger} accepts, also those the client no longer waits for. */
-    void countAnswers(Predicate<String> trigger) {
+    public void countAnswers(Predicate<String> trigger) {
         this.countTrigger = trigger;
     }
 
-    void stopEvery() {
+    public void stopEvery() {
         this.everyTrigger = s -> false;
     }
 
     /** Drops the replies of the next {@code n} requests whose text (ISO-8859-1 of the bytes) {@code trigger} accepts. */
-    void dropReplies(int n, Predicate<String> trigger) {
+    public void dropReplies(int n, Predicate<String> trigger) {
         this.trigger = trigger;
         drops.set(n);
     }

@@ -7,9 +7,9 @@ import org.bson.Document;
 import java.util.List;
 
 /** Accounts A and B in the tutorial's shape in the test's database: the two-round tests' fixture. */
-record TwoAccounts(MongoCollection<Document> collection, DocumentRef a, DocumentRef b) {
+public record TwoAccounts(MongoCollection<Document> collection, DocumentRef a, DocumentRef b) {
 
-    static TwoAccounts create(EmbeddedMongo mongo, long balanceA, long balanceB) {
+    public static TwoAccounts create(EmbeddedMongo mongo, long balanceA, long balanceB) {
         MongoCollection<Document> accounts = mongo.client().getDatabase(mongo.database()).getCollection("accounts");
         accounts.insertMany(List.of(new Document("_id", "A").append("balance", balanceA).append("pendingTransactions", List.of()),
                 new Document("_id", "B").append("balance", balanceB).append("pendingTransactions", List.of())));

@@ -79,6 +79,12 @@ class TwoRoundExclusiveLateCopyTest {
      * copy among them).
      */
     private TransactionOutcome runWithLateCopy(List<Operation> ops, Predicate<String> held, int copies) throws Exception {
+        return runWithLateCopy(ops, held, copies, () -> { });
+    }
+
+    /** The same, running {@code meanwhile} once the transaction ended and before the late copy lands. */
+    private TransactionOutcome runWithLateCopy(List<Operation> ops, Predicate<String> held, int copies, Runnable meanwhile)
+            throws Exception {
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
              MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
                      .applyConnectionString(new ConnectionString(proxy.uri()))
@@ -88,6 +94,7 @@ class TwoRoundExclusiveLateCopyTest {
             proxy.runBefore(held, () -> sleep(HOLD_MS));
             TransactionOutcome outcome = manager(viaProxy).run(ops);
             assertThat(proxy.answered.get()).as("the held copy was still on its way when the transaction ended").isLessThan(copies);
+            meanwhile.run();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (proxy.answered.get() < copies && System.nanoTime() < deadline) {
                 sleep(20);
@@ -152,6 +159,19 @@ class TwoRoundExclusiveLateCopyTest {
         assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
         assertThat(stored("created")).containsEntry("amount", 5L).doesNotContainKey("_m2pc");
         assertThat(stored("order")).containsEntry("paid", 5L).doesNotContainKey("_m2pc");
+    }
+
+    @Test
+    void lateInsert_afterItsTransactionCommittedAndTheDocumentWasDeleted_readsAsNeverWritten_andIsNotRolledForward()
+            throws Exception {
+        TransactionOutcome outcome = runWithLateCopy(three("open"), INSERT, 2,
+                () -> docs.deleteOne(new Document("_id", "created"))); // the user deletes the committed document
+
+        assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
+        TransactionManager reader = manager(mongo.client());
+        assertThat(reader.readCommitted(created)).as("a late insert of a committed transaction").isEmpty();
+        reader.recover(Duration.ZERO);
+        assertThat(stored("created")).as("removed by the sweep, not rolled forward").isNull();
     }
 
     @Test

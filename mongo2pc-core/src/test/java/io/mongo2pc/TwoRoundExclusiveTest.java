@@ -74,6 +74,23 @@ class TwoRoundExclusiveTest {
     }
 
     @Test
+    void finishInBackground_returnsAtTheCommitPoint_andTheFinisherReleasesTheLocks() {
+        TransactionManager manager = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("two-round").twoRoundCommit(true).finishInBackground(true).build();
+
+        TransactionOutcome outcome = manager.run(three());
+
+        assertThat(outcome.isCommitted()).as(String.valueOf(outcome.reason())).isTrue();
+        assertThat(manager.readCommitted(order).orElseThrow()).containsEntry("status", "paid");
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();
+        assertThat(stored("order")).containsEntry("status", "paid").containsEntry("paid", 5L).doesNotContainKey("_m2pc");
+        assertThat(stored("gone")).isNull();
+        assertThat(stored("created")).doesNotContainKey("_m2pc");
+        assertThat(mongo.transactions(mongo.database()).find().first().getString("state")).isEqualTo("done");
+        manager.close();
+    }
+
+    @Test
     void beforeTheCommitPoint_readCommittedShowsNoChange_plainReadsOnlyTheUpdatesChange() {
         TransactionManager reader = manager(CrashHook.NONE);
         List<Object> seen = new ArrayList<>();
@@ -166,5 +183,66 @@ class TwoRoundExclusiveTest {
         assertThat(stored("order")).containsEntry("status", "paid");
         assertThat(stored("gone")).isNull();
         assertThat(stored("created")).containsEntry("amount", 5L);
+    }
+
+    @Test
+    void badInput_anUpdateOfTheLibrarysLockOrMarkers_isRefusedAndChangesNothing() {
+        TransactionManager manager = manager(CrashHook.NONE);
+        for (Document update : List.of(new Document("$set", new Document("_m2pc.tx", 1)),
+                new Document("$unset", new Document("pendingTransactions", "")),
+                new Document("status", "paid").append("_m2pc", new Document("tx", 1)))) {
+            assertThatThrownBy(() -> manager.run(List.of(Operation.update(order, update, null), Operation.delete(gone, null))))
+                    .as(update.toJson()).isInstanceOf(InvalidTransactionException.class).hasMessageContaining("reserved")
+                    .hasMessageNotContaining("Exception");
+        }
+        assertThat(stored("order")).isEqualTo(new Document("_id", "order").append("status", "open").append("paid", 0L));
+        assertThat(stored("gone")).doesNotContainKey("_m2pc");
+        assertThat(mongo.transactions(mongo.database()).countDocuments()).isZero();
+    }
+
+    /** A two-round take stays its owner's: a tutorial-rules writer waits for it (then cancels) and never takes it for its own. */
+    @Test
+    void mixedRules_aTutorialRulesUpdateMeetsATwoRoundLock_waitsAndCancels_theLockIsResolvedByItsDeadline() {
+        Duration lease = Duration.ofSeconds(1);
+        Duration skew = Duration.ofMillis(100);
+        CrashHook dieBeforeInsert = (point, id) -> {
+            if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+                throw new IllegalStateException("the owner's process ends here");
+            }
+        };
+        TransactionManager twoRound = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("two-round").twoRoundCommit(true).lease(lease).maxClockSkew(skew).crashHook(dieBeforeInsert).build();
+        assertThatThrownBy(() -> twoRound.run("same-id", three())).hasMessageContaining("process ends");
+        // a crash in round 1 lets what was sent land first (RoundOne): the takes are there
+        Document lock = stored("order").get("_m2pc", Document.class);
+        assertThat(lock).as("the two-round take landed").containsEntry("tx", "same-id").containsKey("n");
+
+        TransactionManager tutorialRules = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("tutorial-rules").conflictTimeout(Duration.ofMillis(300)).lease(lease).maxClockSkew(skew).build();
+        TransactionOutcome outcome = tutorialRules.run("same-id", List.of(
+                Operation.update(order, new Document("$set", new Document("status", "closed")), null)));
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.CONFLICT);
+        assertThat(stored("order")).as("the two-round lock is not the tutorial-rules transaction's to undo")
+                .containsEntry("status", "open").containsEntry("_m2pc", lock);
+        // Past the two-round deadline plus the skew, the sweep finds the id's document under another
+        // nonce (the tutorial-rules one) and undoes the take and the insert.
+        sleepPast(lock.getDate("until").toInstant().plus(skew));
+        tutorialRules.recover(Duration.ZERO);
+        assertThat(stored("order")).isEqualTo(new Document("_id", "order").append("status", "open").append("paid", 0L));
+        assertThat(stored("gone")).doesNotContainKey("_m2pc");
+        assertThat(stored("created")).isNull();
+    }
+
+    private static void sleepPast(java.time.Instant instant) {
+        long millis = Duration.between(java.time.Instant.now(), instant).toMillis() + 50; // the embedded server's clock is this host's
+        if (millis > 0) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 }

@@ -1,224 +1,23 @@
 package io.mongo2pc.bank;
 
-import com.mongodb.MongoSocketWriteException;
-import com.mongodb.ServerAddress;
-import com.mongodb.client.MongoClient;
-import io.mongo2pc.spi.CrashHook;
-import io.mongo2pc.spi.CrashPoint;
-import io.mongo2pc.spi.SimulatedCrash;
-import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.TransactionState;
-import io.mongo2pc.testing.TestManagers;
-import io.mongo2pc.testkit.EmbeddedMongo;
-import io.mongo2pc.testkit.Invariants;
-import org.bson.Document;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.io.IOException;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Random;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code finishInBackground}: a transfer returns at its commit point ({@code applied}) and the
- * manager's finisher thread releases the markers and moves it to {@code done}, many per request.
- * Atomicity and bounded markers must hold as with inline finishing: under many threads, when the
- * finisher crashes at any of its crash points (another instance recovers), and when one of its
- * acknowledgements is lost (the same process settles it).
+ * Core's tests of {@code finishInBackground} ({@link io.mongo2pc.sweeps.BackgroundFinishTest}) on
+ * the bank's transfers: stored in the tutorial's shape, so the recovering instance reads the
+ * operations of a transfer whose finisher crashed back through {@link TransferCodec}.
  */
-class BackgroundFinishTest {
-    @RegisterExtension
-    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+class BackgroundFinishTest extends io.mongo2pc.sweeps.BackgroundFinishTest {
 
-    private static final List<CrashPoint> FINISHER_POINTS = List.of(
-            CrashPoint.before(Step.RELEASE, 0), CrashPoint.before(Step.RELEASE, 1),
-            CrashPoint.after(Step.RELEASE, 0), CrashPoint.after(Step.RELEASE, 1),
-            CrashPoint.before(Step.FINISH, -1), CrashPoint.after(Step.FINISH, -1));
-
-    TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, boolean background) {
-        return configure(Bank.configure(TestManagers.crashing(client, db, app, hook).finishInBackground(background))).build();
+    @Override
+    protected TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
+        return Bank.configure(builder);
     }
 
-    /** The protocol's settings of every manager (the two-round test overrides it). */
-    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder;
-    }
-
-    @Test
-    void sixteenThreads_transfersReturnApplied_andAreAllDoneWithoutMarkersOnceClosed() throws Exception {
-        String db = mongo.database();
-        int accounts = 8;
-        try (TransactionManager manager = manager(db, "bg", mongo.client(), CrashHook.NONE, true)) {
-            Bank bank = new Bank(manager);
-            for (int i = 0; i < accounts; i++) {
-                bank.createAccount("acc" + i, 1_000L);
-            }
-            mongo.invariants().expectTotal(db, accounts * 1_000L);
-            ExecutorService pool = Executors.newFixedThreadPool(16);
-            List<Future<List<TransactionOutcome>>> futures = new ArrayList<>();
-            for (int t = 0; t < 16; t++) {
-                Random random = new Random(t);
-                futures.add(pool.submit(() -> {
-                    List<TransactionOutcome> outcomes = new ArrayList<>();
-                    for (int n = 0; n < 100; n++) {
-                        int from = random.nextInt(accounts);
-                        int to = (from + 1 + random.nextInt(accounts - 1)) % accounts;
-                        outcomes.add(bank.transfer("acc" + from, "acc" + to, 1L + random.nextInt(400)));
-                    }
-                    return outcomes;
-                }));
-            }
-            List<TransactionOutcome> outcomes = new ArrayList<>();
-            for (Future<List<TransactionOutcome>> f : futures) {
-                outcomes.addAll(f.get());
-            }
-            pool.shutdown();
-            assertThat(outcomes).allSatisfy(o -> assertThat(o.state()).isIn(TransactionState.APPLIED, TransactionState.CANCELED));
-            long committed = outcomes.stream().filter(TransactionOutcome::isCommitted).count();
-            assertThat(committed).as("committed transfers").isGreaterThan(800);
-
-            assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();
-            assertThat(manager.counts().get(TransactionState.DONE)).isEqualTo(committed);
-            assertThat(manager.counts().get(TransactionState.APPLIED)).isZero();
-            // The extension checks after each test: no open transaction, no marker, the total kept.
-        }
-    }
-
-    @Test
-    void finisherCrashesAtEachOfItsPoints_anotherInstanceRecovers_transferIsDoneOnce() throws Exception {
-        for (CrashPoint point : FINISHER_POINTS) {
-            String db = mongo.database() + "_" + point.step() + point.phase() + point.participant();
-            createAccountsAAndB(db);
-            AtomicInteger crashes = new AtomicInteger();
-            CrashHook crash = (p, id) -> {
-                if (p.equals(point) && crashes.getAndIncrement() == 0) {
-                    throw new SimulatedCrash(p, id);
-                }
-            };
-            TransactionManager owner = manager(db, "owner", mongo.client(), crash, true);
-            TransactionOutcome outcome = new Bank(owner).transfer("A", "B", 100L);
-            assertThat(outcome.state()).as(point.toString()).isEqualTo(TransactionState.APPLIED);
-            assertThat(owner.awaitFinished(Duration.ofSeconds(10))).isTrue();
-            owner.close();
-            assertThat(crashes.get()).as("the finisher reached " + point).isEqualTo(1);
-            String left = owner.inspect(outcome.id()).orElseThrow().state().stored();
-            assertThat(left).as("after a crash at " + point).isEqualTo(point.step() == Step.FINISH && point.phase() == CrashPoint.Phase.AFTER
-                    ? "done" : "applied");
-
-            mongo.expireLeases(db);
-            manager(db, "recoverer", mongo.newClient(), CrashHook.NONE, false).recover(Duration.ZERO);
-            assertDoneOnce(db, outcome.id(), point.toString());
-        }
-    }
-
-    @Test
-    void finisherLosesAnAcknowledgementAtEachWrite_theSameProcessSettlesIt() throws Exception {
-        for (CrashPoint point : FINISHER_POINTS) {
-            if (point.phase() != CrashPoint.Phase.AFTER) {
-                continue;
-            }
-            String db = mongo.database() + "_ack_" + point.step() + point.participant();
-            createAccountsAAndB(db);
-            AtomicInteger lost = new AtomicInteger();
-            CrashHook loseAckOnce = (p, id) -> {
-                if (p.equals(point) && lost.getAndIncrement() == 0) {
-                    throw new MongoSocketWriteException("simulated lost acknowledgement at " + p,
-                            new ServerAddress(), new IOException("connection reset"));
-                }
-            };
-            TransactionOutcome outcome;
-            try (TransactionManager owner = manager(db, "owner", mongo.client(), loseAckOnce, true)) {
-                outcome = new Bank(owner).transfer("A", "B", 100L);
-                assertThat(owner.awaitFinished(Duration.ofSeconds(10))).isTrue();
-            }
-            assertThat(lost.get()).as("acknowledgement lost at " + point).isGreaterThanOrEqualTo(1);
-            assertDoneOnce(db, outcome.id(), "ack lost at " + point);
-        }
-    }
-
-    @Test
-    void finisherSendsItsReleasesAfterTheOwnersDeadline_theServerRefusesThem_andTheyAreRenewedAndSentAgain() throws Exception {
-        // A 300 ms lease: the write deadline is 150 ms after each stamp. The finisher is held for
-        // 400 ms after it built its batch's deadline, so the server refuses the release writes;
-        // the batch must not move to done on that answer (markers would be left), but renew and
-        // release again on its own.
-        String db = mongo.database();
-        createAccountsAAndB(db);
-        mongo.invariants().expectTotal(db, 2_000L);
-        AtomicInteger held = new AtomicInteger();
-        CrashHook pause = (p, id) -> {
-            if (p.equals(CrashPoint.before(Step.RELEASE, 1)) && held.getAndIncrement() == 0) {
-                sleep(400);
-            }
-        };
-        TransactionManager owner = Bank.configure(TransactionManager.builder().target("default", mongo.client()).database(db)
-                .application("owner").lease(Duration.ofMillis(300)).crashHook(pause).finishInBackground(true)).build();
-        TransactionOutcome outcome = new Bank(owner).transfer("A", "B", 100L);
-        assertThat(owner.awaitFinished(Duration.ofSeconds(10))).isTrue();
-        owner.close();
-
-        assertThat(held.get()).as("the finisher was held, then went through the release again").isGreaterThanOrEqualTo(2);
-        Document tx = owner.inspect(outcome.id()).orElseThrow().document();
-        assertThat(tx.getString("state")).isEqualTo("done");
-        assertThat(tx.getLong("epoch")).as("finished by its owner, not taken over").isEqualTo(1L);
-        // The extension checks: no marker left, total kept.
-    }
-
-    @Test
-    void aClosedManager_refusesNewTransactions_beforeWritingAnything() {
-        String db = mongo.database();
-        createAccountsAAndB(db);
-        mongo.invariants().expectTotal(db, 2_000L);
-        TransactionManager manager = manager(db, "bg", mongo.client(), CrashHook.NONE, true);
-        Bank bank = new Bank(manager);
-        assertThat(bank.transfer("A", "B", 100L).isCommitted()).isTrue();
-        manager.close();
-
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> bank.transfer("A", "B", 100L))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
-        assertThat(manager.counts().values().stream().mapToLong(Long::longValue).sum()).as("only the first transfer was written").isEqualTo(1L);
-        assertThat(manager.counts().get(TransactionState.DONE)).isEqualTo(1L);
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Accounts A and B with 1,000 each, written by an inline manager. */
-    private void createAccountsAAndB(String db) {
-        Bank bank = new Bank(manager(db, "setup", mongo.client(), CrashHook.NONE, false));
-        bank.createAccount("A", 1_000L);
-        bank.createAccount("B", 1_000L);
-    }
-
-    private static void assertDoneOnce(String db, Object txId, String what) {
-        for (Document account : mongo.client().getDatabase(db).getCollection("accounts").find()) {
-            assertThat(account.keySet()).as(what + ": entries left on " + account.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
-        }
-        Document tx = mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", txId)).first();
-        assertThat(tx).as(what).isNotNull();
-        assertThat(tx.getString("state")).as(what + ": " + tx.toJson()).isEqualTo("done");
-        List<Long> balances = new ArrayList<>();
-        for (String id : List.of("A", "B")) {
-            balances.add(mongo.client().getDatabase(db).getCollection("accounts").find(new Document("_id", id)).first().getLong("balance"));
-        }
-        assertThat(balances).as(what + ": applied exactly once").containsExactly(900L, 1_100L);
-        assertThat(new Invariants(mongo.client(), db).expectTotal(db, 2_000L).violations()).as(what).isEmpty();
-        mongo.client().getDatabase(db).drop();
+    @Override
+    protected TransactionOutcome transfer(TransactionManager manager, String db, String source, String destination, long amount) {
+        return new Bank(manager).transfer(source, destination, amount);
     }
 }

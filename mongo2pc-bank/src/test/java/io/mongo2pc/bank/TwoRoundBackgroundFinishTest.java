@@ -11,12 +11,12 @@ import io.mongo2pc.TransactionManagerBuilder;
  */
 class TwoRoundBackgroundFinishTest extends BackgroundFinishTest {
     @Override
-    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder.twoRoundCommit(true);
+    protected TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
+        return super.configure(builder).twoRoundCommit(true);
     }
 
     /** Not a test here: two-round releases carry no deadline (anyone may roll a committed transaction forward). */
     @Override
-    void finisherSendsItsReleasesAfterTheOwnersDeadline_theServerRefusesThem_andTheyAreRenewedAndSentAgain() {
+    protected void finisherSendsItsReleasesAfterTheOwnersDeadline_theServerRefusesThem_andTheyAreRenewedAndSentAgain() {
     }
 }

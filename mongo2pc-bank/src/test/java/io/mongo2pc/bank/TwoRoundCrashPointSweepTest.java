@@ -8,6 +8,7 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionState;
+import com.mongodb.client.MongoDatabase;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 
@@ -16,50 +17,67 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The crash sweep of {@link CrashPointSweepTest} on the two-round commit: a crash before and after
- * each write of round 1 (prepares landed and the insert not: prepares without a transaction
- * document, resolved by the sweep with a tombstone once past their deadline), the commit, each
- * release and done, the cancel and each undo, and a second crash in the recovery, resolver
- * included. Also a transaction over two collections stopped with the first collection's prepares
- * landed and the second's not sent.
+ * The crash sweep of {@link CrashPointSweepTest} (transfers in the tutorial's shape) on the
+ * two-round commit: a crash before and after each write of round 1 (prepares landed and the
+ * insert not: prepares without a transaction document, resolved by the sweep with a tombstone
+ * once past their deadline), the commit, each release and done, the cancel and each undo, and a
+ * second crash in the recovery, resolver included. Also a transaction over two collections
+ * stopped with the first collection's prepares landed and the second's not sent.
  */
 class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
     private static final Duration LEASE = Duration.ofSeconds(2);
     private static final Duration SKEW = Duration.ofMillis(200);
 
     @Override
-    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder.twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW);
+    protected TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
+        return super.configure(builder).twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW);
     }
 
     /** Prepares without a transaction document are resolved once the server's clock is past their deadline plus the skew: waits for that. */
     @Override
-    void afterCrash(String db) {
+    protected void afterCrash(String db) {
+        awaitOrphansResolvable(db, SKEW);
+    }
+
+    /**
+     * Waits until the prepares (entries of increments, locks of inserts, updates and deletes) of
+     * transactions without a document in {@code db} can be resolved: the server's clock past their
+     * deadline plus {@code skew}.
+     */
+    static void awaitOrphansResolvable(String db, Duration skew) {
+        MongoDatabase d = mongo.client().getDatabase(db);
+        Predicate<Object> orphan = id -> d.getCollection("transactions").find(new Document("_id", id)).first() == null;
         Instant latest = null;
-        List<String> collections = mongo.client().getDatabase(db).listCollectionNames().into(new ArrayList<>());
-        for (String collection : collections) {
+        for (String collection : d.listCollectionNames().into(new ArrayList<>())) {
             if (collection.startsWith("transactions")) {
                 continue;
             }
-            for (Document doc : mongo.client().getDatabase(db).getCollection(collection).find()) {
-                boolean orphan = doc.getList("pendingTransactions", Object.class, List.of()).stream().anyMatch(marker ->
-                        mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", marker)).first() == null);
-                for (String key : orphan ? doc.keySet() : List.<String>of()) {
-                    if (key.startsWith("_m2pc_") && doc.get(key) instanceof Document entry) {
-                        Instant until = entry.getDate("until").toInstant();
-                        latest = latest == null || until.isAfter(latest) ? until : latest;
-                    }
+            for (Document doc : d.getCollection(collection).find()) {
+                List<Date> untils = new ArrayList<>();
+                if (doc.get("_m2pc") instanceof Document lock && orphan.test(lock.get("tx")) && lock.get("until") instanceof Date until) {
+                    untils.add(until);
+                }
+                if (doc.getList("pendingTransactions", Object.class, List.of()).stream().anyMatch(orphan)) {
+                    doc.forEach((key, value) -> {
+                        if (key.startsWith("_m2pc_") && value instanceof Document entry && entry.get("until") instanceof Date until) {
+                            untils.add(until);
+                        }
+                    });
+                }
+                for (Date until : untils) {
+                    latest = latest == null || until.toInstant().isAfter(latest) ? until.toInstant() : latest;
                 }
             }
         }
         if (latest != null) {
             // The embedded server runs on this host: its clock is this clock.
-            long wait = Duration.between(Instant.now(), latest.plus(SKEW).plusMillis(50)).toMillis();
+            long wait = Duration.between(Instant.now(), latest.plus(skew).plusMillis(50)).toMillis();
             if (wait > 0) {
                 sleep(wait);
             }
@@ -82,8 +100,8 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
                     throw new SimulatedCrash(p, id);
                 }
             };
-            TransactionManager owner = configure(Bank.configure(TransactionManager.builder().target("default", mongo.client())
-                    .database(db).application("owner").crashHook(crash))).build();
+            TransactionManager owner = configure(TransactionManager.builder().target("default", mongo.client())
+                    .database(db).application("owner").crashHook(crash)).build();
             assertThatThrownBy(() -> owner.run(List.of(
                     Operation.increment(DocumentRef.of(db, "accounts", "A"), "balance", -100L,
                             new Document("balance", new Document("$gte", 100L))),
@@ -97,8 +115,8 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
             assertThat(mongo.client().getDatabase(db).getCollection("transactions").countDocuments()).isZero();
 
             afterCrash(db);
-            TransactionManager other = configure(Bank.configure(TransactionManager.builder().target("default", second())
-                    .database(db).application("recoverer"))).build();
+            TransactionManager other = configure(TransactionManager.builder().target("default", second())
+                    .database(db).application("recoverer")).build();
             other.recover(Duration.ZERO);
 
             a = mongo.client().getDatabase(db).getCollection("accounts").find(new Document("_id", "A")).first();

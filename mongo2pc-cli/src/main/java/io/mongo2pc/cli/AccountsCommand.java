@@ -44,7 +44,7 @@ final class AccountsCommand implements Runnable {
         JsonOption json;
 
         @Override
-        int run() {
+        protected int run() {
             Number amount = Amounts.parse(balance);
             try (Session session = open()) {
                 session.bank().createAccount(id, amount);
@@ -69,7 +69,7 @@ final class AccountsCommand implements Runnable {
         JsonOption json;
 
         @Override
-        int run() {
+        protected int run() {
             List<Bank.Account> accounts;
             try (Session session = open()) {
                 accounts = session.bank().list();

@@ -18,12 +18,12 @@ import java.util.concurrent.Callable;
  * exceptions into a one-line message on stderr (plus {@code {"error": ...}} on stdout with
  * {@code --json}) and an exit code: 2 for bad input, 1 for everything unexpected.
  */
-abstract class BaseCommand implements Callable<Integer> {
+public abstract class BaseCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     /** True when the command was asked for one JSON object on stdout (its {@link JsonOption}). */
-    boolean json() {
+    protected boolean json() {
         for (CommandSpec mixin : spec.mixins().values()) {
             if (mixin.userObject() instanceof JsonOption option) {
                 return option.enabled;
@@ -32,7 +32,7 @@ abstract class BaseCommand implements Callable<Integer> {
         return false;
     }
 
-    abstract int run() throws Exception;
+    protected abstract int run() throws Exception;
 
     @Override
     public final Integer call() {
@@ -72,21 +72,21 @@ abstract class BaseCommand implements Callable<Integer> {
         return exitCode;
     }
 
-    void printJson(ObjectNode node) {
+    protected void printJson(ObjectNode node) {
         out().println(Json.write(node));
         out().flush();
     }
 
-    PrintWriter out() {
+    protected PrintWriter out() {
         return spec.commandLine().getOut();
     }
 
-    PrintWriter err() {
+    protected PrintWriter err() {
         return spec.commandLine().getErr();
     }
 
     /** Prints a human line on stdout (nothing with --json). */
-    void say(String line) {
+    protected void say(String line) {
         if (!json()) {
             out().println(line);
             out().flush();
@@ -106,7 +106,7 @@ abstract class BaseCommand implements Callable<Integer> {
         return (Main) cl.getCommand();
     }
 
-    Session open() {
+    protected Session open() {
         return Session.open(globals());
     }
 }

@@ -25,7 +25,7 @@ final class CancelCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         CancelResult result;
         try (Session session = open()) {
             Document doc = InspectCommand.find(session.manager(), id).orElseThrow(() -> CliException.badInput(

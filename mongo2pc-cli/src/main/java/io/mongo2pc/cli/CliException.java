@@ -1,7 +1,7 @@
 package io.mongo2pc.cli;
 
 /** A failure a command reports as one line on stderr and turns into an exit code. */
-final class CliException extends RuntimeException {
+public final class CliException extends RuntimeException {
     private final int exitCode;
 
     CliException(int exitCode, String message) {
@@ -13,7 +13,7 @@ final class CliException extends RuntimeException {
         this.exitCode = exitCode;
     }
 
-    static CliException badInput(String message) {
+    public static CliException badInput(String message) {
         return new CliException(ExitCodes.BAD_INPUT, message);
     }
 

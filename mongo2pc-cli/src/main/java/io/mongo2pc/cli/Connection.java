@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
  * {@code server.uri} answers, else one started in this process for the command's duration).
  * Closing it closes the client, then the embedded server.
  */
-final class Connection implements AutoCloseable {
+public final class Connection implements AutoCloseable {
     /** Where a command without {@code --uri} keeps its data. */
     static final Path DEFAULT_DATA_DIR = Path.of("mongo2pc-data");
     /** The file {@code serve} writes into its data directory while it runs. */
@@ -207,11 +207,11 @@ final class Connection implements AutoCloseable {
         return sb.length() == 0 ? "no details" : firstLine(sb.toString());
     }
 
-    MongoClient client() {
+    public MongoClient client() {
         return client;
     }
 
-    String uri() {
+    public String uri() {
         return uri;
     }
 
@@ -220,7 +220,7 @@ final class Connection implements AutoCloseable {
         return description;
     }
 
-    boolean embedded() {
+    public boolean embedded() {
         return server != null;
     }
 

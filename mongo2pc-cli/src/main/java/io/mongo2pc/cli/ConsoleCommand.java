@@ -46,7 +46,7 @@ final class ConsoleCommand extends BaseCommand {
     Duration refresh;
 
     @Override
-    int run() throws Exception {
+    protected int run() throws Exception {
         if (port < 0 || port > 65535) {
             throw CliException.badInput("--port must be between 0 and 65535, got " + port);
         }

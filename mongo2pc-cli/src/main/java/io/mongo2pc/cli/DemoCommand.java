@@ -53,7 +53,7 @@ final class DemoCommand extends BaseCommand {
     private record Crash(CrashPoint point, String story, String source, String destination, long amount) { }
 
     @Override
-    int run() throws InterruptedException {
+    protected int run() throws InterruptedException {
         if (transfers < 0 || transfers > 10_000) {
             throw CliException.badInput("--transfers must be between 0 and 10000, got " + transfers);
         }

@@ -5,4 +5,4 @@ package io.mongo2pc.cli;
  * {@code background} (it returns at the commit point and the manager's finisher thread releases
  * markers and marks {@code done}, many transactions per request; TransactionManagerBuilder#finishInBackground).
  */
-enum Finish { inline, background }
+public enum Finish { inline, background }

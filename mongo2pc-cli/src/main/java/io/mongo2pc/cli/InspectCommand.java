@@ -22,7 +22,7 @@ final class InspectCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         Document doc;
         try (Session session = open()) {
             doc = find(session.manager(), id).orElseThrow(() -> CliException.badInput("no transaction with id " + id

@@ -33,7 +33,7 @@ import java.util.UUID;
  * JSON output through Jackson. Numbers stay JSON numbers (Decimal128 balances as plain decimals,
  * never in exponent form); ObjectIds print as their hex string and dates as ISO-8601.
  */
-final class Json {
+public final class Json {
     static final ObjectMapper MAPPER = new ObjectMapper()
             .configure(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN, true)
             // documents read back from their extended JSON keep decimals exact, trailing zeros too
@@ -43,7 +43,7 @@ final class Json {
 
     private Json() { }
 
-    static ObjectNode object() {
+    public static ObjectNode object() {
         return NODES.objectNode();
     }
 

@@ -1,6 +1,7 @@
 package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.cli.bench.BenchCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

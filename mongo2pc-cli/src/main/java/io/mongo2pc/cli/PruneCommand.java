@@ -20,7 +20,7 @@ final class PruneCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         long deleted;
         try (Session session = open()) {
             deleted = session.manager().prune(olderThan);

@@ -39,7 +39,7 @@ final class ReadCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         Map<String, String> targets = new LinkedHashMap<>();
         String name = target;
         if (target.contains("=")) {

@@ -32,7 +32,7 @@ final class RecoverCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         Duration age = olderThan == null ? globals().lease() : olderThan;
         Pass pass;
         try (Session session = Session.open(globals(), targets)) {

@@ -42,7 +42,7 @@ final class ServeCommand extends BaseCommand {
     }
 
     @Override
-    int run() throws InterruptedException {
+    protected int run() throws InterruptedException {
         if (globals().uri() != null) {
             throw CliException.badInput("serve runs a server and takes no --uri (that names a server to connect to); "
                     + "use --port and --data");

@@ -16,7 +16,7 @@ import java.util.Map;
  * One command's connection with a {@link TransactionManager} and {@link Bank} built from the
  * global options. Closing it closes the connection (and the embedded server it started).
  */
-final class Session implements AutoCloseable {
+public final class Session implements AutoCloseable {
     private final Connection connection;
     private final List<MongoClient> extraClients;
     private final String database;
@@ -105,7 +105,7 @@ final class Session implements AutoCloseable {
      * Another manager on the same connection and database, finishing in the background or not,
      * with {@code combinedRequestsInFlight} (null: the library's default), by the two-round commit or not.
      */
-    TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, boolean twoRoundCommit) {
+    public TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, boolean twoRoundCommit) {
         TransactionManagerBuilder builder = newBuilder(connection, database, manager.settings().application(),
                 manager.settings().lease()).finishInBackground(finishInBackground).twoRoundCommit(twoRoundCommit);
         if (combinedRequestsInFlight != null) {
@@ -114,19 +114,19 @@ final class Session implements AutoCloseable {
         return builder.build();
     }
 
-    Connection connection() {
+    public Connection connection() {
         return connection;
     }
 
-    TransactionManager manager() {
+    public TransactionManager manager() {
         return manager;
     }
 
-    Bank bank() {
+    public Bank bank() {
         return bank;
     }
 
-    String database() {
+    public String database() {
         return database;
     }
 

@@ -12,7 +12,7 @@ final class StatusCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         StatusReport report;
         try (Session session = open()) {
             report = StatusReport.read(session);

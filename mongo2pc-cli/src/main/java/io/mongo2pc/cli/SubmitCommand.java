@@ -19,7 +19,7 @@ final class SubmitCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         Number value = Amounts.parse(args.amount);
         Object id;
         try (Session session = open()) {

@@ -56,7 +56,7 @@ final class TransactionsCommand implements Runnable {
         JsonOption json;
 
         @Override
-        int run() {
+        protected int run() {
             TransactionQuery query = query();
             TransactionPage page;
             Duration lease = globals().lease();

@@ -20,7 +20,7 @@ final class TransferCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         Number value = Amounts.parse(args.amount);
         TransactionOutcome outcome;
         try (Session session = open()) {

@@ -67,7 +67,7 @@ final class TxCommand extends BaseCommand {
             .build();
 
     @Override
-    int run() throws IOException {
+    protected int run() throws IOException {
         String text = read(file);
         String source = file.equals("-") ? "standard input" : file;
         if (text.isBlank()) {

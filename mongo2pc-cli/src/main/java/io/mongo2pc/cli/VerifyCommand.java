@@ -22,7 +22,7 @@ final class VerifyCommand extends BaseCommand {
     JsonOption json;
 
     @Override
-    int run() {
+    protected int run() {
         Number expected = expectTotal == null ? null : total(expectTotal);
         Bank.Verification v;
         try (Session session = open()) {

@@ -62,7 +62,7 @@ final class WorkerCommand extends BaseCommand {
     private final AtomicLong lastOpen = new AtomicLong(-1);
 
     @Override
-    int run() throws InterruptedException {
+    protected int run() throws InterruptedException {
         if (threads < 1 || threads > 256) {
             throw CliException.badInput("--threads must be between 1 and 256, got " + threads);
         }

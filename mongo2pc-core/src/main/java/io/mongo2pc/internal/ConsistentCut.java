@@ -5,6 +5,7 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.spi.Clock;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -59,18 +60,21 @@ final class ConsistentCut {
     private final TransactionStore store;
     private final CommittedReader reader;
     private final Function<Document, List<Operation>> operationsOf;
+    /** The local clock of the read's timeout and of the pauses between its attempts. */
+    private final Clock clock;
 
     ConsistentCut(Targets targets, TransactionStore store, CommittedReader reader,
-                  Function<Document, List<Operation>> operationsOf) {
+                  Function<Document, List<Operation>> operationsOf, Clock clock) {
         this.targets = targets;
         this.store = store;
         this.reader = reader;
         this.operationsOf = operationsOf;
+        this.clock = clock;
     }
 
     /** The documents of {@code refs} as one cut; throws {@link TransactionException} if none is found within {@code timeout}. */
     List<Optional<Document>> read(List<DocumentRef> refs, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = clock.nanoTime() + timeout.toNanos();
         Map<Integer, Document> namedUnknown = new HashMap<>();
         Retry retry = new Retry();
         for (int attempt = 1; ; attempt++) {
@@ -78,7 +82,7 @@ final class ConsistentCut {
             if (views != null) {
                 return views;
             }
-            long left = deadline - System.nanoTime();
+            long left = deadline - clock.nanoTime();
             if (left <= 0) {
                 throw new TransactionException("could not read " + refs.size() + " documents as one consistent cut within "
                         + timeout.toMillis() + "ms (" + attempt + " attempts), last because " + retry.why
@@ -346,14 +350,14 @@ final class ConsistentCut {
     }
 
     /** A short pause between attempts (a few milliseconds at most, never past the deadline), so readers do not move in step. */
-    private static void pause(int attempt, long leftNanos) {
+    private void pause(int attempt, long leftNanos) {
         long maxMillis = Math.min(8L, 1L << Math.min(attempt, 3));
         long millis = Math.min(ThreadLocalRandom.current().nextLong(maxMillis + 1), leftNanos / 1_000_000);
         if (millis <= 0) {
             return;
         }
         try {
-            Thread.sleep(millis);
+            clock.sleep(Duration.ofMillis(millis));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TransactionException("interrupted while reading documents as one consistent cut", null, null, e);

@@ -57,7 +57,7 @@ public final class Engine {
         String collection = settings.transactionsCollection();
         this.store = new TransactionStore(targets.collection(DocumentRef.DEFAULT_TARGET, database, collection));
         ServerClock clock = new ServerClock(targets.collection(DocumentRef.DEFAULT_TARGET, database, collection + "_clock"));
-        this.retrier = new Retrier(settings.retryTimeout());
+        this.retrier = new Retrier(settings.retryTimeout(), settings.clock());
         CrashPoints crashPoints = new CrashPoints(settings.crashHook());
         Tokens tokens = new Tokens();
         StoredOperations operations = new StoredOperations(settings, targets.names());
@@ -79,11 +79,11 @@ public final class Engine {
                 coordinator, crashPoints, tokens, twoRound);
         this.recovery = new Recovery(store, clock, retrier, writesInDoubt, takeOver);
         this.cancellation = new Cancellation(store, clock, retrier, takeOver, settings.lease(), settings.metrics());
-        this.outcomes = new Outcomes(store, clock, retrier, operations::of, takeOver, settings.lease());
+        this.outcomes = new Outcomes(store, clock, retrier, operations::of, takeOver, settings.lease(), settings.clock());
         this.starter = new Starter(settings, store, clock, retrier, transactionWrites, operations, writes, coordinator,
                 finishing, outcomes, crashPoints, tokens, twoRound);
         this.committedReader = new CommittedReader(targets, store, operations::of);
-        this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of);
+        this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of, settings.clock());
         this.admin = new AdminQueries(store, clock, retrier);
         this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
         this.listing = new TransactionListing(store.collection(), admin::serverTime, settings.codecs(), database);

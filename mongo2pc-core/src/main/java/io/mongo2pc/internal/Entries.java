@@ -156,7 +156,7 @@ final class Entries {
             return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: the prepare of " + inc.document()
                     + " was refused while another transaction held it, and the guard holds now");
         }
-        return Participants.Result.refused(Participants.isFundsCheck(inc) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
+        return Participants.Result.refused(Refusals.isFundsCheck(inc) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
                 "guard " + inc.guard().toJson() + " does not hold on " + inc.document());
     }
 

@@ -192,14 +192,7 @@ final class Exclusive {
         if (coll.find(Participants.fenced(new Document(Fields.ID, id), until)).projection(Projections.include(Fields.ID)).first() == null) {
             return Participants.Result.EXPIRED;
         }
-        Document guardHolds = new Document(Fields.ID, id);
-        guardHolds.putAll(op.guard());
-        if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() != null) {
-            return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: the take of " + op.document()
-                    + " was refused while another transaction held it, and the guard holds now");
-        }
-        return Participants.Result.refused(Participants.isFundsCheck(op) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
-                "guard " + op.guard().toJson() + " does not hold on " + op.document());
+        return Refusals.byGuard(coll, op);
     }
 
     /**

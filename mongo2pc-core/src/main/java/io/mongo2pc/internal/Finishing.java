@@ -124,7 +124,7 @@ final class Finishing {
             List<UpdateOneModel<Document>> releases = new ArrayList<>();
             for (OwnedTransaction tx : group) {
                 if (reached(tx, CrashPoint.Phase.BEFORE, alone, () -> releasePoints(tx, CrashPoint.Phase.BEFORE))) {
-                    releases.addAll(Participants.releaseWrites(tx.increments(), tx.id, tx.deadline));
+                    releases.addAll(IncrementWrites.releaseWrites(tx.increments(), tx.id, tx.deadline));
                     sent.add(tx);
                 }
             }

@@ -15,10 +15,12 @@ import java.util.Date;
 import java.util.List;
 
 /**
- * The apply of an insert (see {@link Participants} for the other writes). An insert cannot carry a
- * filter, so it is an upsert that stamps the server time it ran at ({@code at}) beside the owner's
+ * The writes of an insert (see {@link Participants}). An insert cannot carry a filter, so its
+ * apply is an upsert that stamps the server time it ran at ({@code at}) beside the owner's
  * deadline ({@code until}): an insert sent by a paused owner after its deadline is recognisable
- * ({@code at >= until}), and readers and later writers treat it as never written. Thread-safe.
+ * ({@code at >= until}), and readers and later writers treat it as never written. The new
+ * document is taken under the {@code _m2pc} lock: its undo deletes it, its release unlocks it as
+ * an update's does ({@link LockedWrites#unlock}). Thread-safe.
  */
 final class Inserts {
     private Inserts() { }
@@ -93,6 +95,22 @@ final class Inserts {
             }
             return Participants.Result.refused(ReasonCode.DOCUMENT_EXISTS, "document " + op.document() + " already exists");
         }
+    }
+
+    /** Removes the document inserted by {@code txId} if it is still taken by it. */
+    static Participants.Result undo(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline) {
+        Object id = op.document().id();
+        if (LockedWrites.taken(coll, id, txId) == null) {
+            return Participants.Result.DONE; // never inserted, or undone before
+        }
+        long deleted = coll.deleteOne(Participants.fenced(Exclusive.tutorialLocked(id, txId), deadline))
+                .getDeletedCount();
+        return deleted == 1 ? Participants.Result.DONE : LockedWrites.stillTaken(coll, id, txId);
+    }
+
+    /** Removes the lock and marker of {@code txId} from the inserted document: it stays, as the user wrote it. */
+    static Participants.Result release(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline) {
+        return LockedWrites.unlock(coll, op.document().id(), txId, deadline);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.mongo2pc.OutcomeUnknownException;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
+import io.mongo2pc.spi.Clock;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -29,15 +30,18 @@ final class Outcomes {
     private final Function<Document, List<Operation>> operationsOf;
     private final TakeOver takeOver;
     private final Duration lease;
+    /** The local clock of the wait for an outcome (the lease is judged by the server's, {@code clock}). */
+    private final Clock waits;
 
     Outcomes(TransactionStore store, ServerClock clock, Retrier retrier, Function<Document, List<Operation>> operationsOf,
-             TakeOver takeOver, Duration lease) {
+             TakeOver takeOver, Duration lease, Clock waits) {
         this.store = store;
         this.clock = clock;
         this.retrier = retrier;
         this.operationsOf = operationsOf;
         this.takeOver = takeOver;
         this.lease = lease;
+        this.waits = waits;
     }
 
     Optional<TransactionView> view(Object id) {
@@ -56,7 +60,7 @@ final class Outcomes {
      * working, or a queued one no worker has claimed).
      */
     Optional<TransactionOutcome> await(Object id, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = waits.nanoTime() + timeout.toNanos();
         long pause = FIRST_PAUSE_MS;
         while (true) {
             Document doc = retrier.call("read", id, null, () -> store.find(id));
@@ -81,7 +85,7 @@ final class Outcomes {
                 }
                 continue; // another process took it over first: read what it did
             }
-            long left = deadline - System.nanoTime();
+            long left = deadline - waits.nanoTime();
             if (left <= 0) {
                 throw new OutcomeUnknownException("transaction " + id + " is still " + view.state().stored() + " after "
                         + timeout.toMillis() + "ms" + (view.state() == TransactionState.INITIAL ? " (queued for a worker)"
@@ -124,9 +128,9 @@ final class Outcomes {
         }
     }
 
-    private static void sleep(long millis, Object id, TransactionState state) {
+    private void sleep(long millis, Object id, TransactionState state) {
         try {
-            Thread.sleep(millis);
+            waits.sleep(Duration.ofMillis(millis));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new OutcomeUnknownException("interrupted while waiting for the outcome of transaction " + id, id, state, e);

@@ -8,6 +8,7 @@ import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
@@ -83,13 +84,13 @@ final class OwnerWrites {
                     renew(tx);
                 }
                 case BUSY -> {
-                    long now = System.nanoTime();
+                    long now = settings.clock().nanoTime();
                     busySince = busySince == 0 ? now : busySince;
                     if (now - busySince > settings.conflictTimeout().toNanos()) {
                         settings.metrics().conflict();
                         return result;
                     }
-                    sleep(backoffMs, tx);
+                    waitBusy(backoffMs, tx.id, tx.state);
                     backoffMs = Math.min(200, backoffMs * 2);
                 }
                 default -> {
@@ -115,13 +116,14 @@ final class OwnerWrites {
         });
     }
 
-    private static void sleep(long millis, OwnedTransaction tx) {
+    /** Waits about {@code millis} (with jitter, on the manager's clock) before a busy document is tried again. */
+    void waitBusy(long millis, Object txId, TransactionState state) {
         try {
-            Thread.sleep(millis + ThreadLocalRandom.current().nextLong(millis + 1));
+            settings.clock().sleep(Duration.ofMillis(millis + ThreadLocalRandom.current().nextLong(millis + 1)));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new OutcomeUnknownException("transaction " + tx.id + ": interrupted while waiting for a busy document",
-                    tx.id, tx.state, e);
+            throw new OutcomeUnknownException("transaction " + txId + ": interrupted while waiting for a busy document",
+                    txId, state, e);
         }
     }
 

@@ -80,6 +80,13 @@ final class Resolver {
             }
         }
         Document lock = Exclusive.lockOf(doc);
+        if (lock != null && Inserts.isLate(doc)) {
+            // A late copy of an insert reads as never written, whatever its transaction's state: it
+            // is removed (while still late), never rolled forward (its document may have been
+            // deleted after the commit).
+            Inserts.deleteLate(coll, doc.get(Fields.ID), doc);
+            return removed + 1;
+        }
         if (lock != null && coordinator.equals(lock.get(Entries.COORDINATOR)) && lock.get(Entries.UNTIL) instanceof Date until
                 && !(own != null && Exclusive.isOf(lock, own, ownNonce))) {
             Object txId = lock.get("tx");

@@ -13,6 +13,7 @@ import com.mongodb.MongoWriteConcernException;
 import io.mongo2pc.OutcomeUnknownException;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.spi.Clock;
 
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
@@ -22,20 +23,22 @@ import java.util.function.Supplier;
  * Repeats a protocol step through transient database failures, with exponential backoff and
  * jitter, for at most {@code timeout}. Safe only because every step is idempotent: a write whose
  * acknowledgement was lost is recognised on the next try (by its marker or by its CAS having
- * already moved the state). Thread-safe.
+ * already moved the state). Time is the manager's {@link Clock}. Thread-safe.
  */
 final class Retrier {
     private static final long FIRST_BACKOFF_MS = 20;
     private static final long MAX_BACKOFF_MS = 1_000;
 
     private final Duration timeout;
+    private final Clock clock;
 
-    Retrier(Duration timeout) {
+    Retrier(Duration timeout, Clock clock) {
         this.timeout = timeout;
+        this.clock = clock;
     }
 
     <T> T call(String what, Object txId, TransactionState state, Supplier<T> step) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = clock.nanoTime() + timeout.toNanos();
         long backoff = FIRST_BACKOFF_MS;
         while (true) {
             try {
@@ -47,7 +50,7 @@ final class Retrier {
                     throw txId == null ? e : new TransactionException("the database refused " + what + " of transaction "
                             + txId + " in state " + (state == null ? "?" : state.stored()) + ": " + e.getMessage(), txId, state, e);
                 }
-                if (System.nanoTime() + backoff * 1_000_000 > deadline) {
+                if (clock.nanoTime() + backoff * 1_000_000 > deadline) {
                     throw new OutcomeUnknownException("gave up on " + what + " of transaction " + txId + " in state "
                             + (state == null ? "?" : state.stored()) + " after " + timeout.toMillis()
                             + "ms of database errors; recovery will finish it: " + e.getMessage(), txId, state, e);
@@ -82,9 +85,9 @@ final class Retrier {
                 || e.hasErrorLabel("RetryableWriteError");
     }
 
-    private static void sleep(long millis, Object txId, TransactionState state) {
+    private void sleep(long millis, Object txId, TransactionState state) {
         try {
-            Thread.sleep(millis);
+            clock.sleep(Duration.ofMillis(millis));
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
             throw new OutcomeUnknownException("interrupted while retrying a step of transaction " + txId, txId, state, ie);

@@ -211,14 +211,14 @@ final class TwoRound {
                     c.writes().renew(tx);
                 } else if (r.kind() == Participants.Kind.BUSY) {
                     if (resolveOn(tx, i) == 0) {
-                        long now = System.nanoTime();
+                        long now = c.settings().clock().nanoTime();
                         busySince = busySince == 0 ? now : busySince;
                         if (now - busySince > c.settings().conflictTimeout().toNanos()) {
                             c.settings().metrics().conflict();
                             refusal = r;
                             break;
                         }
-                        TwoRoundContext.sleep(backoffMs, tx.id);
+                        c.writes().waitBusy(backoffMs, tx.id, PENDING);
                         backoffMs = Math.min(200, backoffMs * 2);
                     }
                     c.writes().renewIfDue(tx);

@@ -133,9 +133,10 @@ final class TwoRoundFinish {
             if (doc != null) {
                 Exclusive.release(coll, ref.id(), tx.id, doc.get(Fields.LOCK, Document.class));
             }
+            // Inside the retried step: a lost acknowledgement sends the release again, which finds the lock gone.
+            hook(CrashPoint.after(Step.RELEASE, i), tx.id);
             return null;
         });
-        hook(CrashPoint.after(Step.RELEASE, i), tx.id);
     }
 
     /** Undoes every entry of {@code tx}: {@code fenced} under the owner's deadline (renewed when passed), else by the nonce alone. */

@@ -22,9 +22,9 @@ enum Bug {
     TAKEOVER_WITHOUT_STALENESS_RECHECK(true),
     /** TransactionStore.takeOver: the new owner keeps the old epoch instead of epoch + 1. */
     TAKEOVER_WITHOUT_EPOCH_BUMP(true),
-    /** Participants.undo: the filter does not require the transaction's marker (undoes what was never applied, or twice). */
+    /** IncrementWrites.undo: the filter does not require the transaction's marker (undoes what was never applied, or twice). */
     UNDO_WITHOUT_MARKER_CHECK(true),
-    /** Participants.apply: the filter lacks {@code pendingTransactions: {$ne: txId}} (a repeated apply counts twice). */
+    /** IncrementWrites.apply: the filter lacks {@code pendingTransactions: {$ne: txId}} (a repeated apply counts twice). */
     APPLY_WITHOUT_MARKER_GUARD(true),
     /** Recovery.recover: the stale query looks for pending and canceling only (a liveness bug: an applied transaction whose owner died is never finished). */
     RECOVERY_SKIPS_APPLIED(true),

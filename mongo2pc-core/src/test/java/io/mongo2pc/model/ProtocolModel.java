@@ -560,7 +560,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
         return has(Bug.DEADLINE_OFF_BY_ONE) ? left >= 0 : left > 0;
     }
 
-    /** Participants.apply: _id, marker absent, guard, $$NOW < deadline -> $inc and $push marker; else whyNotApplied. */
+    /** IncrementWrites.apply: _id, marker absent, guard, $$NOW < deadline -> $inc and $push marker; else Refusals.whyNotApplied. */
     private Result apply(State s, Write w) {
         int op = w.op;
         boolean markerAbsent = !s.marker[op] || has(Bug.APPLY_WITHOUT_MARKER_GUARD);
@@ -580,7 +580,7 @@ final class ProtocolModel implements Model<ProtocolModel.State> {
         return Result.REFUSED;
     }
 
-    /** Participants.undo (inverse $inc + $pull) and Participants.release ($pull): marker present, $$NOW < deadline. */
+    /** IncrementWrites.undo (inverse $inc + $pull) and IncrementWrites.release ($pull): marker present, $$NOW < deadline. */
     private Result markerWrite(State s, Write w, boolean undo) {
         int op = w.op;
         boolean markerOk = s.marker[op] || (undo && has(Bug.UNDO_WITHOUT_MARKER_CHECK));

@@ -1,6 +1,7 @@
-package io.mongo2pc.cli;
+package io.mongo2pc.cli.bench;
 
 import com.mongodb.ConnectionString;
+import io.mongo2pc.cli.Finish;
 
 import java.io.IOException;
 import java.nio.file.Path;

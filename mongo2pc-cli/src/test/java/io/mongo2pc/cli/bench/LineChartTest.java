@@ -1,5 +1,6 @@
-package io.mongo2pc.cli;
+package io.mongo2pc.cli.bench;
 
+import io.mongo2pc.cli.Finish;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,12 +1,19 @@
-package io.mongo2pc;
+package io.mongo2pc.regression;
 
-import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
-import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.CancelResult;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.RecoveryReport;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.embedded.EmbeddedServer;
+import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,4 +1,4 @@
-package io.mongo2pc.cli;
+package io.mongo2pc.cli.bench;
 
 import com.mongodb.client.MongoDatabase;
 import org.bson.Document;

@@ -1,4 +1,4 @@
-package io.mongo2pc.cli;
+package io.mongo2pc.cli.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,7 +14,7 @@ import java.util.TreeMap;
 /**
  * Draws what {@code scripts/bench-latency.sh} measured: throughput against the added latency, one
  * line per client and mode, one chart per thread count (the mean of the rounds at each point).
- * Not a command of the CLI: {@code java -cp mongo2pc.jar io.mongo2pc.cli.LatencyPlot IN.jsonl OUT.png [TITLE]},
+ * Not a command of the CLI: {@code java -cp mongo2pc.jar io.mongo2pc.cli.bench.LatencyPlot IN.jsonl OUT.png [TITLE]},
  * where each line of IN is one {@code bench --json} object with {@code addedLatencyMs}, {@code finish}
  * and, when several clients ran, {@code client} added.
  */

@@ -1,7 +1,5 @@
-package io.mongo2pc;
+package io.mongo2pc.regression;
 
-import io.mongo2pc.spi.CrashHook;
-import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
@@ -9,6 +7,15 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoDatabase;
 import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.FaultProxy;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionException;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.bson.types.ObjectId;

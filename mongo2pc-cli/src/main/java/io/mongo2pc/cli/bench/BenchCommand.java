@@ -1,4 +1,4 @@
-package io.mongo2pc.cli;
+package io.mongo2pc.cli.bench;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.mongodb.ReadConcern;
@@ -12,6 +12,13 @@ import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.bank.TutorialClient;
+import io.mongo2pc.cli.BaseCommand;
+import io.mongo2pc.cli.CliException;
+import io.mongo2pc.cli.DurationConverter;
+import io.mongo2pc.cli.ExitCodes;
+import io.mongo2pc.cli.Finish;
+import io.mongo2pc.cli.Json;
+import io.mongo2pc.cli.Session;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import org.bson.Document;
@@ -43,7 +50,7 @@ import java.util.concurrent.atomic.AtomicLong;
         description = {"Closed-economy load: random transfers between random accounts; prints throughput, p50/p99 latency",
                 "and the YCSB+T anomaly score |initial total - final total| / operations. Creates --accounts accounts in --db",
                 "and refuses a database that already holds accounts (a user's data is never touched)."})
-final class BenchCommand extends BaseCommand {
+public final class BenchCommand extends BaseCommand {
     enum Mode { library, tutorial, raw }
 
     private static final long OPENING = 1_000;
@@ -94,12 +101,12 @@ final class BenchCommand extends BaseCommand {
     boolean json;
 
     @Override
-    boolean json() {
+    protected boolean json() {
         return json;
     }
 
     @Override
-    int run() throws Exception {
+    protected int run() throws Exception {
         if (accounts < 2 || accounts > 10_000_000) {
             throw CliException.badInput("--accounts must be between 2 and 10000000, got " + accounts);
         }

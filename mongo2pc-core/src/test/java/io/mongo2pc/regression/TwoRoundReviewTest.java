@@ -1,7 +1,16 @@
-package io.mongo2pc;
+package io.mongo2pc.regression;
 
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.FaultProxy;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.TwoAccounts;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.testkit.EmbeddedMongo;

@@ -1,4 +1,4 @@
-package io.mongo2pc.cli;
+package io.mongo2pc.cli.bench;
 
 import javax.imageio.ImageIO;
 import java.awt.BasicStroke;

@@ -1,6 +1,9 @@
-package io.mongo2pc;
+package io.mongo2pc.regression;
 
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionManager;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.testkit.EmbeddedMongo;
