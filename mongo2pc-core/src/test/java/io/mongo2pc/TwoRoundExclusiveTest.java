@@ -215,7 +215,7 @@ class TwoRoundExclusiveTest {
         assertThatThrownBy(() -> twoRound.run("same-id", three())).hasMessageContaining("process ends");
         // a crash in round 1 lets what was sent land first (RoundOne): the takes are there
         Document lock = stored("order").get("_m2pc", Document.class);
-        assertThat(lock).as("the two-round take landed").containsEntry("tx", "same-id").containsKey("n");
+        assertThat(lock).as("the two-round take landed").containsEntry("tx", "same-id").containsKey("n").containsKey("undo");
 
         TransactionManager tutorialRules = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
                 .application("tutorial-rules").conflictTimeout(Duration.ofMillis(300)).lease(lease).maxClockSkew(skew).build();
@@ -224,8 +224,9 @@ class TwoRoundExclusiveTest {
 
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
         assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.CONFLICT);
+        // the two-round update's change (round 1b) is stored, its before-image in the lock
         assertThat(stored("order")).as("the two-round lock is not the tutorial-rules transaction's to undo")
-                .containsEntry("status", "open").containsEntry("_m2pc", lock);
+                .containsEntry("status", "paid").containsEntry("_m2pc", lock);
         // Past the two-round deadline plus the skew, the sweep finds the id's document under another
         // nonce (the tutorial-rules one) and undoes the take and the insert.
         sleepPast(lock.getDate("until").toInstant().plus(skew));

@@ -99,7 +99,7 @@ final class Exclusive {
         }
         boolean update = op instanceof Operation.Update;
         if (before != null) {
-            return update ? new Take(Participants.Result.DONE, lock, Participants.strip(before)) : Take.of(Participants.Result.DONE);
+            return update ? new Take(Participants.Result.DONE, lock, LockedWrites.strip(before)) : Take.of(Participants.Result.DONE);
         }
         Participants.Result why = whyNotTaken(coll, op, txId, nonce, until);
         if (why.kind() != Participants.Kind.DONE || !update) {
@@ -112,7 +112,7 @@ final class Exclusive {
         }
         Document stored = current.get(Fields.LOCK, Document.class);
         return stored.containsKey(UNDO) ? Take.of(Participants.Result.DONE) : new Take(Participants.Result.DONE, stored,
-                Participants.strip(current));
+                LockedWrites.strip(current));
     }
 
     /**
