@@ -5,6 +5,7 @@ import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -14,6 +15,12 @@ import java.util.List;
  * their deadline, its state changes their epoch, its releases find no lock.
  */
 class TwoRoundPaymentZombieOwnerTest extends TwoRoundZombieOwnerTest {
+    /** Three prepares and three releases: a lease the loaded machine meets, or the run cancels before the point it pauses at. */
+    @Override
+    Duration ownerLease() {
+        return Duration.ofSeconds(1);
+    }
+
     @Override
     TransactionOutcome start(TransactionManager owner) {
         return new Payments(owner).pay("o1", "alice");
