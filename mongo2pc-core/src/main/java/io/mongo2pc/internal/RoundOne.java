@@ -98,6 +98,18 @@ final class RoundOne {
             throw e;
         }
         Sent[] sent = new Sent[ops.size()];
+        try {
+            collect(ops, groups, answers, exclusive, sent, txId, nonce, until);
+        } catch (RuntimeException | Error e) {
+            // A crash point after a prepare: the exclusive writes handed over land before this thread goes on.
+            exclusive.values().forEach(answer -> awaitSent(answer, txId, until));
+            throw e;
+        }
+        return sent;
+    }
+
+    private void collect(List<Operation> ops, Map<List<String>, List<Integer>> groups, List<Future<WriteCombiner.Answer>> answers,
+                         Map<Integer, Future<Sent>> exclusive, Sent[] sent, Object txId, String nonce, Instant until) {
         int g = 0;
         for (List<Integer> group : groups.values()) {
             WriteCombiner.Answer answer = await(answers.get(g++), txId);
@@ -114,7 +126,6 @@ final class RoundOne {
         for (Map.Entry<Integer, Future<Sent>> e : exclusive.entrySet()) {
             sent[e.getKey()] = after(awaitSent(e.getValue(), txId, until), e.getKey(), txId, until);
         }
-        return sent;
     }
 
     /** The crash points after prepare {@code i}; a transient error there loses its answer: in doubt. */
