@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A late copy of each exclusive prepare of the two-round commit: the network holds the take of an
- * update or a delete, or the insert, past the owner's deadline; the owner's request times out (in
+ * update or a delete, an update's change (round 1b), or the insert, past the owner's deadline; the owner's request times out (in
  * doubt), the owner waits it out, then commits (sending it again) or cancels; then the held copy
  * reaches the server. A take fails its deadline and changes nothing; an insert finds the committed
  * document (duplicate key) or, after a cancel, writes a document that reads as never written and
@@ -68,6 +68,9 @@ class TwoRoundExclusiveLateCopyTest {
      */
     private static final Predicate<String> UPDATE_TAKE = text -> text.contains("\u0000order\u0000") && text.contains("pendingTransactions.0");
     private static final Predicate<String> DELETE_TAKE = text -> text.contains("\u0000gone\u0000") && text.contains("pendingTransactions.0");
+    /** An update's change (round 1b): the user's operator and the before-image into the lock; no undo has {@code $inc}. */
+    private static final Predicate<String> UPDATE_CHANGE = text -> text.contains("\u0000order\u0000") && text.contains("$inc")
+            && text.contains("_m2pc.undo");
     private static final Predicate<String> INSERT = text -> text.contains("\u0000created\u0000") && text.contains("_m2pc.at");
 
     /**
@@ -124,6 +127,29 @@ class TwoRoundExclusiveLateCopyTest {
                 .doesNotContainKey("_m2pc");
         assertThat(stored("order")).containsEntry("paid", 0L).doesNotContainKey("_m2pc");
         assertThat(stored("created")).isNull();
+    }
+
+    @Test
+    void lateChangeOfAnUpdate_afterItsTransactionCommitted_changesNothingMore() throws Exception {
+        TransactionOutcome outcome = runWithLateCopy(three("open"), UPDATE_CHANGE, 2);
+
+        assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
+        assertThat(stored("order")).as("changed once").containsEntry("paid", 5L).doesNotContainKey("_m2pc");
+    }
+
+    @Test
+    void lateChangeOfAnUpdate_afterItsTransactionCanceled_changesNothing() throws Exception {
+        // The delete of a missing document is refused first; the update's change is in doubt, waited
+        // out, and the transaction canceled; then the held change reaches the server.
+        List<Operation> ops = List.of(Operation.delete(DocumentRef.of(mongo.database(), "docs", "missing"), null),
+                Operation.update(order, new Document("$inc", new Document("paid", 5L)), new Document("status", "open")));
+
+        TransactionOutcome outcome = runWithLateCopy(ops, UPDATE_CHANGE, 1);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.DOCUMENT_MISSING);
+        assertThat(stored("order")).as("not changed by the canceled transaction").containsEntry("paid", 0L)
+                .containsEntry("status", "open").doesNotContainKey("_m2pc");
     }
 
     @Test

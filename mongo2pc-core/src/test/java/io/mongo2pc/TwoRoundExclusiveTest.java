@@ -19,8 +19,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Inserts, updates, deletes and queued transactions under the two-round commit: one locking write
- * per operation in round 1, the change applied only by the release; what plain reads and
- * readCommitted show before the commit point; cancel, recovery of a crashed owner, a worker's claim.
+ * per operation in round 1, an update's change (with its before-image) in round 1b before the commit
+ * point; what plain reads and readCommitted show before the commit point; cancel, recovery of a
+ * crashed owner, a worker's claim.
  */
 class TwoRoundExclusiveTest {
     @RegisterExtension
@@ -90,13 +91,16 @@ class TwoRoundExclusiveTest {
     }
 
     @Test
-    void beforeTheCommitPoint_noChangeIsVisible_plainOrCommitted() {
+    void beforeTheCommitPoint_readCommittedShowsNoChange_plainReadsOnlyTheUpdatesChange() {
         TransactionManager reader = manager(CrashHook.NONE);
         List<Object> seen = new ArrayList<>();
         CrashHook look = (point, id) -> {
             if (point.equals(CrashPoint.before(CrashPoint.Step.COMMIT, -1))) {
-                // every prepare has landed: the update's change waits in its lock, the delete's document stays
-                assertThat(stored("order")).containsEntry("status", "open").containsEntry("paid", 0L).containsKey("_m2pc");
+                // every prepare has landed: the update's change is stored (round 1b), its before-image in
+                // its lock; the delete's document stays
+                assertThat(stored("order")).containsEntry("status", "paid").containsEntry("paid", 5L).containsKey("_m2pc");
+                assertThat(stored("order").get("_m2pc", Document.class).get("undo", Document.class))
+                        .containsEntry("status", "open").containsEntry("paid", 0L);
                 assertThat(stored("gone")).isNotNull();
                 assertThat(stored("created")).as("the insert's document exists, locked").containsKey("_m2pc");
                 seen.add(reader.readCommitted(order).orElseThrow().get("status"));
@@ -120,7 +124,7 @@ class TwoRoundExclusiveTest {
             }
         };
         assertThatThrownBy(() -> manager(dieAfterCommit).run(three())).hasMessageContaining("process ends");
-        assertThat(stored("order")).containsEntry("status", "open").containsKey("_m2pc");
+        assertThat(stored("order")).containsEntry("status", "paid").containsKey("_m2pc");
         TransactionManager reader = TransactionManager.builder().target("default", mongo.client())
                 .database(mongo.database()).application("tutorial-rules").build();
 
@@ -132,6 +136,7 @@ class TwoRoundExclusiveTest {
         assertThat(reader.readCommitted(order).orElseThrow()).containsEntry("status", "paid");
         mongo.expireLeases(mongo.database());
         reader.recover(Duration.ZERO);
+        assertThat(stored("order")).containsEntry("status", "paid").containsEntry("paid", 5L).doesNotContainKey("_m2pc");
         assertThat(stored("gone")).isNull();
         assertThat(stored("created")).doesNotContainKey("_m2pc");
         assertThat(mongo.transactions(mongo.database()).find().first().getString("state")).isEqualTo("done");
@@ -151,13 +156,13 @@ class TwoRoundExclusiveTest {
     }
 
     @Test
-    void incOfATextField_isRefusedAtThePrepare_notAfterTheCommitPoint() {
+    void incOfATextField_isRefusedBeforeTheCommitPoint() {
         docs.updateOne(new Document("_id", "order"), new Document("$set", new Document("paid", "five")));
 
         TransactionOutcome outcome = manager(CrashHook.NONE).run(three());
 
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
-        assertThat(outcome.reason()).contains("not a number");
+        assertThat(outcome.reason()).contains("refused the update of").contains("non-numeric");
         assertThat(stored("order")).containsEntry("paid", "five").doesNotContainKey("_m2pc");
         assertThat(stored("created")).isNull();
     }
@@ -210,7 +215,7 @@ class TwoRoundExclusiveTest {
         assertThatThrownBy(() -> twoRound.run("same-id", three())).hasMessageContaining("process ends");
         // a crash in round 1 lets what was sent land first (RoundOne): the takes are there
         Document lock = stored("order").get("_m2pc", Document.class);
-        assertThat(lock).as("the two-round take landed").containsEntry("tx", "same-id").containsKey("n");
+        assertThat(lock).as("the two-round take landed").containsEntry("tx", "same-id").containsKey("n").containsKey("undo");
 
         TransactionManager tutorialRules = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
                 .application("tutorial-rules").conflictTimeout(Duration.ofMillis(300)).lease(lease).maxClockSkew(skew).build();
@@ -219,8 +224,9 @@ class TwoRoundExclusiveTest {
 
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
         assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.CONFLICT);
+        // the two-round update's change (round 1b) is stored, its before-image in the lock
         assertThat(stored("order")).as("the two-round lock is not the tutorial-rules transaction's to undo")
-                .containsEntry("status", "open").containsEntry("_m2pc", lock);
+                .containsEntry("status", "paid").containsEntry("_m2pc", lock);
         // Past the two-round deadline plus the skew, the sweep finds the id's document under another
         // nonce (the tutorial-rules one) and undoes the take and the insert.
         sleepPast(lock.getDate("until").toInstant().plus(skew));

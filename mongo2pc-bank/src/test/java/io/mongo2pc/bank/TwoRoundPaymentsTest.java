@@ -77,8 +77,9 @@ class TwoRoundPaymentsTest extends PaymentsTest {
         TransactionOutcome outcome = new Payments(looking).pay("o1", "alice");
 
         assertThat(outcome.state()).isEqualTo(TransactionState.DONE);
-        // committed view: unpaid, full balance, no payment; stored: the order unchanged, the debit held
-        assertThat(seen).containsExactly("UnPaid", 100L, false, "UnPaid", 70L);
+        // committed view: unpaid, full balance, no payment; stored: the order's change (round 1b, its
+        // before-image in its lock), the debit held
+        assertThat(seen).containsExactly("UnPaid", 100L, false, "Paid", 70L);
         assertThat(manager.readCommitted(order).orElseThrow().getString("state")).isEqualTo("Paid");
         mongo.invariants().expectTotal(mongo.database(), 70L);
     }

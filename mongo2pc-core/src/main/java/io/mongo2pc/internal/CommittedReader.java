@@ -54,10 +54,6 @@ final class CommittedReader {
                 return Optional.empty();
             }
             Map<Object, Document> transactions = new HashMap<>();
-            if (attempts++ < MAX_ATTEMPTS && rollForwardCommittedUpdate(ref, doc, id -> transactions.computeIfAbsent(id, store::find))) {
-                doc = raw(ref);
-                continue;
-            }
             try {
                 Optional<Document> view = resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
                 if (!hasEntries(doc) && Exclusive.lockOf(doc) == null || attempts++ >= MAX_ATTEMPTS) {
@@ -80,22 +76,6 @@ final class CommittedReader {
                 doc = again;
             }
         }
-    }
-
-    /**
-     * If {@code doc} is taken by a two-round update whose transaction is committed, its change
-     * still waits in the lock: rolls it forward (the release: the server applies the change), so
-     * that the committed content is the server's, never computed here. True if it wrote (or found
-     * the lock gone): the document must be read again.
-     */
-    boolean rollForwardCommittedUpdate(DocumentRef ref, Document doc, Function<Object, Document> transaction) {
-        Document lock = Exclusive.lockOf(doc);
-        if (lock == null || !"update".equals(lock.get("kind")) || !committedWith(transaction.apply(lock.get("tx")), lock)) {
-            return false;
-        }
-        requireSameCoordinator(ref, lock.get("tx"), lock);
-        Exclusive.release(targets.collection(ref), ref.id(), lock.get("tx"), lock);
-        return true;
     }
 
     private static boolean hasEntries(Document doc) {
@@ -124,10 +104,6 @@ final class CommittedReader {
                 // Two-round: committed only with its nonce; no document (yet, or a tombstone) is not committed.
                 requireSameCoordinator(ref, lockTx, lock);
                 committed = committedWith(transaction.apply(lockTx), lock);
-                if (committed && "update".equals(lock.get("kind"))) {
-                    throw new IllegalStateException("committed update of " + ref + " by transaction " + lockTx
-                            + " not rolled forward before it was read"); // read and the cut roll it forward first
-                }
             } else {
                 committed = isCommitted(known(ref, lockTx, transaction));
             }
@@ -135,7 +111,7 @@ final class CommittedReader {
             if ("insert".equals(kind) && !committed || "delete".equals(kind) && committed) {
                 return Optional.empty();
             }
-            Document undo = lock.get("undo", Document.class);
+            Document undo = lock.get(Exclusive.UNDO, Document.class); // an update changed, not committed: as it was
             if ("update".equals(kind) && !committed && undo != null) {
                 view = new Document(Fields.ID, ref.id());
                 view.putAll(undo);

@@ -110,12 +110,6 @@ final class ConsistentCut {
         Map<Object, Document> transactions = transactionsNamed(first, second);
         Function<Object, Document> transaction = id -> transactions.get(key(id));
         for (int i = 0; i < refs.size(); i++) {
-            if (second.get(i) != null && reader.rollForwardCommittedUpdate(refs.get(i), second.get(i), transaction)) {
-                retry.because(refs.get(i) + " held a committed update not released yet, now rolled forward", null);
-                return null;
-            }
-        }
-        for (int i = 0; i < refs.size(); i++) {
             for (Object id : named(second.get(i))) {
                 if (transaction.apply(id) == null && CommittedReader.entryOf(second.get(i), id) == null
                         && !Exclusive.isOf(Exclusive.lockOf(second.get(i)), id, Exclusive.nonceOf(second.get(i)))) {

@@ -1,14 +1,17 @@
 package io.mongo2pc.internal;
 
+import com.mongodb.MongoCommandException;
 import com.mongodb.MongoServerException;
+import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
 import org.bson.Document;
 
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Objects;
@@ -16,19 +19,35 @@ import java.util.Objects;
 /**
  * The participant writes of inserts, updates and deletes under the two-round commit
  * (docs/PROTOCOL.md, "The writes"). The prepare takes the document with a lock
- * {@code _m2pc: {tx, kind, c, n, until, change?, replace?}} and changes nothing the user sees: an
- * update's change waits in the lock, a delete leaves the document, an insert writes a document no
- * reader shows until its transaction commits. The release applies the change (or deletes) and
- * removes the lock; the undo deletes an insert and unlocks the others. No marker goes into
- * {@code pendingTransactions}: the lock alone says the document is taken. Every write after the
- * prepare is conditional on the lock with this transaction's nonce, so it happens once and never
- * touches another transaction with the same id. Thread-safe (stateless).
+ * {@code _m2pc: {tx, kind, c, n, until}} and changes nothing the user sees; an update's change
+ * follows before the commit point (round 1b: {@link #change}), applied with its before-image stored
+ * as the lock's {@code undo} in one write, so that a change the server refuses cancels the
+ * transaction. An insert writes a document no reader shows until its transaction commits. The
+ * release removes the lock (a delete deletes); the undo deletes an insert, restores an update's
+ * before-image, and unlocks. No marker goes into {@code pendingTransactions}: the lock alone says the
+ * document is taken. Every write after the take is conditional on the lock with this transaction's
+ * nonce, so it happens once and never touches another transaction with the same id. Thread-safe
+ * (stateless).
  */
 final class Exclusive {
-    static final String CHANGE = "change";
-    static final String REPLACE = "replace";
+    static final String UNDO = "undo";
 
     private Exclusive() { }
+
+    /**
+     * What a take did: its result and, for an update taken whose change has not run yet, its lock
+     * and the document's content before the update (both null otherwise).
+     */
+    record Take(Participants.Result result, Document lock, Document before) {
+        static Take of(Participants.Result result) {
+            return new Take(result, null, null);
+        }
+
+        /** True if the update's change (round 1b) is still to be sent. */
+        boolean toChange() {
+            return result.kind() == Participants.Kind.DONE && before != null;
+        }
+    }
 
     /** True if {@code lock} is a two-round lock (it carries a nonce). */
     static boolean isTwoRound(Document lock) {
@@ -51,65 +70,103 @@ final class Exclusive {
         return new Document(Fields.ID, docId).append(Fields.LOCK_TX, txId).append(Fields.LOCK_NONCE, new Document("$exists", false));
     }
 
-    /** The prepare of {@code op}, sent on its own: in effect (now or before, with this nonce), or why not. */
-    static Participants.Result prepare(MongoCollection<Document> coll, Operation op, Object txId, String nonce, Instant until,
-                                       String coordinator) {
+    /**
+     * The prepare (round 1) of {@code op}, sent on its own: in effect (now or before, with this
+     * nonce), or why not. An update's take in effect comes with what its change needs, unless the
+     * change ran before.
+     */
+    static Take take(MongoCollection<Document> coll, Operation op, Object txId, String nonce, Instant until, String coordinator) {
         if (op instanceof Operation.Insert insert) {
-            return Inserts.apply(coll, insert, txId, until, coordinator, nonce);
+            return Take.of(Inserts.apply(coll, insert, txId, until, coordinator, nonce));
         }
         Object id = op.document().id();
         Document filter = Participants.fenced(new Document(Fields.ID, id), until)
                 .append(Fields.MARKERS + ".0", new Document("$exists", false))
                 .append(Fields.LOCK, new Document("$exists", false));
         filter.putAll(op.guard());
-        Document numbers = numbersFilter(op);
-        if (numbers != null) {
-            filter.append("$and", numbers.get("$and"));
-        }
         Document lock = new Document("tx", txId).append("kind", OperationCodec.kind(op)).append("c", coordinator)
                 .append(Entries.NONCE, nonce).append(Entries.UNTIL, Date.from(until));
-        if (op instanceof Operation.Update update) {
-            lock.append(CHANGE, update.update());
-            if (update.isReplacement()) {
-                lock.append(REPLACE, true);
-            }
-        }
+        Document before;
         try {
-            if (coll.updateOne(filter, new Document("$set", new Document(Fields.LOCK, lock))).getMatchedCount() == 1) {
+            before = coll.findOneAndUpdate(filter, new Document("$set", new Document(Fields.LOCK, lock)),
+                    new FindOneAndUpdateOptions().projection(Projections.exclude("__none")).returnDocument(ReturnDocument.BEFORE));
+        } catch (MongoServerException e) {
+            if (Retrier.isTransient(e)) {
+                throw e;
+            }
+            return Take.of(Participants.Result.refused(ReasonCode.GUARD_FAILED, "cannot take " + op.document() + " for the "
+                    + OperationCodec.kind(op) + ": " + serverMessage(e)));
+        }
+        boolean update = op instanceof Operation.Update;
+        if (before != null) {
+            return update ? new Take(Participants.Result.DONE, lock, LockedWrites.strip(before)) : Take.of(Participants.Result.DONE);
+        }
+        Participants.Result why = whyNotTaken(coll, op, txId, nonce, until);
+        if (why.kind() != Participants.Kind.DONE || !update) {
+            return Take.of(why);
+        }
+        // Taken before (a lost answer, a previous owner): changed already?
+        Document current = coll.find(locked(id, txId, nonce)).projection(Projections.exclude("__none")).first();
+        if (current == null) {
+            return Take.of(Participants.Result.EXPIRED); // unlocked since by a resolver, past the deadline
+        }
+        Document stored = current.get(Fields.LOCK, Document.class);
+        return stored.containsKey(UNDO) ? Take.of(Participants.Result.DONE) : new Take(Participants.Result.DONE, stored,
+                LockedWrites.strip(current));
+    }
+
+    /**
+     * Round 1b of an update taken by {@code taken}: its change applied and its before-image stored in
+     * the lock, one write, fenced by {@code until}, only on our lock without a before-image. A refusal
+     * by the server (a unique index, a validator, a type error, the size limit) is a refusal of the
+     * operation, before the commit point.
+     */
+    static Participants.Result change(MongoCollection<Document> coll, Operation.Update op, Object txId, String nonce, Instant until,
+                                      Take taken) {
+        Object id = op.document().id();
+        Document filter = Participants.fenced(locked(id, txId, nonce), until).append(Fields.LOCK_UNDO, new Document("$exists", false));
+        try {
+            long matched;
+            if (op.isReplacement()) {
+                Document replacement = new Document(Fields.ID, id);
+                replacement.putAll(op.update());
+                replacement.put(Fields.ID, id);
+                if (taken.before().containsKey(Fields.MARKERS) && !replacement.containsKey(Fields.MARKERS)) {
+                    replacement.put(Fields.MARKERS, List.of()); // a tutorial account keeps its (empty) marker array
+                }
+                replacement.put(Fields.LOCK, new Document(taken.lock()).append(UNDO, taken.before()));
+                matched = coll.replaceOne(filter, replacement).getMatchedCount();
+            } else {
+                Document update = new Document();
+                op.update().forEach((operator, fields) -> update.append(operator, new Document((Document) fields)));
+                ((Document) update.computeIfAbsent("$set", k -> new Document())).append(Fields.LOCK_UNDO, taken.before());
+                matched = coll.updateOne(filter, update).getMatchedCount();
+            }
+            if (matched == 1) {
                 return Participants.Result.DONE;
             }
         } catch (MongoServerException e) {
             if (Retrier.isTransient(e)) {
                 throw e;
             }
-            return Participants.Result.refused(ReasonCode.GUARD_FAILED, "cannot take " + op.document() + " for the "
-                    + OperationCodec.kind(op) + ": " + e.getMessage());
+            return Participants.Result.refused(ReasonCode.GUARD_FAILED, "the database refused the update of " + op.document()
+                    + ": " + serverMessage(e));
         }
-        return whyNotTaken(coll, op, txId, nonce, until, numbers);
+        Document current = coll.find(locked(id, txId, nonce)).projection(Projections.include(Fields.LOCK_UNDO)).first();
+        return current != null && current.get(Fields.LOCK, Document.class).containsKey(UNDO)
+                ? Participants.Result.DONE : Participants.Result.EXPIRED; // changed before; else the deadline
     }
 
-    /**
-     * For an update that increments or multiplies fields: each of them absent or a number, so that
-     * the server cannot refuse the change at the release, after the commit point. Null if none.
-     */
-    static Document numbersFilter(Operation op) {
-        if (!(op instanceof Operation.Update update) || update.isReplacement()) {
-            return null;
+    /** The server's own words for a refused write. */
+    static String serverMessage(MongoServerException e) {
+        if (e instanceof MongoWriteException w) {
+            return w.getError().getMessage();
         }
-        List<Document> clauses = new ArrayList<>();
-        for (String operator : List.of("$inc", "$mul")) {
-            if (update.update().get(operator) instanceof Document fields) {
-                for (String field : fields.keySet()) {
-                    clauses.add(new Document("$or", List.of(new Document(field, new Document("$exists", false)),
-                            new Document(field, new Document("$type", "number")))));
-                }
-            }
-        }
-        return clauses.isEmpty() ? null : new Document("$and", clauses);
+        return e instanceof MongoCommandException c ? c.getErrorMessage() : e.getMessage();
     }
 
     private static Participants.Result whyNotTaken(MongoCollection<Document> coll, Operation op, Object txId, String nonce,
-                                                   Instant until, Document numbers) {
+                                                   Instant until) {
         Object id = op.document().id();
         Document current = coll.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
         if (current == null) {
@@ -135,62 +192,65 @@ final class Exclusive {
         if (coll.find(Participants.fenced(new Document(Fields.ID, id), until)).projection(Projections.include(Fields.ID)).first() == null) {
             return Participants.Result.EXPIRED;
         }
-        if (numbers != null && coll.find(new Document(Fields.ID, id).append("$and", numbers.get("$and")))
-                .projection(Projections.include(Fields.ID)).first() == null) {
-            return Participants.Result.refused(ReasonCode.GUARD_FAILED, "cannot apply the update to " + op.document()
-                    + ": a field it increments or multiplies is not a number");
-        }
         return Refusals.byGuard(coll, op);
     }
 
     /**
      * The release (roll forward) of the two-round lock {@code lock} of {@code txId} on document
-     * {@code docId}: an insert is unlocked, an update's stored change applied with the unlock in one
-     * write, a delete deletes. No deadline: only a committed transaction is released. DONE if it
-     * matched or the lock is gone (released before, by anyone).
+     * {@code docId}: the lock removed (an update's change is in since round 1b), a delete deletes.
+     * No deadline: only a committed transaction is released. DONE if it matched or the lock is gone
+     * (released before, by anyone).
      */
     static Participants.Result release(MongoCollection<Document> coll, Object docId, Object txId, Document lock) {
-        String nonce = lock.getString(Entries.NONCE);
-        Document filter = locked(docId, txId, nonce);
-        String kind = lock.getString("kind");
-        long matched;
-        if ("delete".equals(kind)) {
-            matched = coll.deleteOne(filter).getDeletedCount();
-        } else if ("update".equals(kind) && Boolean.TRUE.equals(lock.get(REPLACE))) {
-            Document replacement = new Document(Fields.ID, docId);
-            replacement.putAll(lock.get(CHANGE, Document.class));
-            replacement.put(Fields.ID, docId);
-            // A tutorial account keeps its (empty: the lock excluded every marker) marker array.
-            Document withArray = new Document(replacement).append(Fields.MARKERS, List.of());
-            matched = coll.replaceOne(new Document(filter).append(Fields.MARKERS, new Document("$exists", true)), withArray)
-                    .getMatchedCount();
-            if (matched == 0) {
-                matched = coll.replaceOne(filter, replacement).getMatchedCount();
-            }
-        } else if ("update".equals(kind)) {
-            Document update = new Document();
-            lock.get(CHANGE, Document.class).forEach((operator, fields) -> update.append(operator, new Document((Document) fields)));
-            ((Document) update.computeIfAbsent("$unset", k -> new Document())).append(Fields.LOCK, "");
-            matched = coll.updateOne(filter, update).getMatchedCount();
-        } else {
-            matched = coll.updateOne(filter, new Document("$unset", new Document(Fields.LOCK, ""))).getMatchedCount();
-        }
+        Document filter = locked(docId, txId, lock.getString(Entries.NONCE));
+        long matched = "delete".equals(lock.getString("kind"))
+                ? coll.deleteOne(filter).getDeletedCount()
+                : coll.updateOne(filter, new Document("$unset", new Document(Fields.LOCK, ""))).getMatchedCount();
         return matched == 1 ? Participants.Result.DONE : stillLocked(coll, filter);
     }
 
     /**
-     * The undo of {@code txId}'s lock with {@code nonce}: an insert is deleted, an update or a delete
-     * unlocked (its change never took effect). With {@code deadline} (the owner's, while canceling)
-     * fenced; without (a resolver, once nothing can take the document again for it) not.
+     * The undo of {@code txId}'s lock with {@code nonce}: an insert is deleted, an update restored
+     * from its before-image if its change ran (else unlocked), a delete unlocked. With
+     * {@code deadline} (the owner's, while canceling) fenced; without (a resolver, once nothing can
+     * take the document again for it) not.
      */
     static Participants.Result undo(MongoCollection<Document> coll, Object docId, Object txId, String nonce, String kind,
                                     Instant deadline) {
         Document filter = locked(docId, txId, nonce);
-        Document write = deadline == null ? filter : Participants.fenced(new Document(filter), deadline);
-        long matched = "insert".equals(kind)
-                ? coll.deleteOne(write).getDeletedCount()
-                : coll.updateOne(write, new Document("$unset", new Document(Fields.LOCK, ""))).getMatchedCount();
-        return matched == 1 ? Participants.Result.DONE : stillLocked(coll, filter);
+        if ("insert".equals(kind)) {
+            Document write = deadline == null ? filter : Participants.fenced(new Document(filter), deadline);
+            return coll.deleteOne(write).getDeletedCount() == 1 ? Participants.Result.DONE : stillLocked(coll, filter);
+        }
+        // Each write requires the lock as read (with or without its before-image), so a change that
+        // landed in between is never left behind; read again then.
+        for (int attempt = 0; attempt < 3; attempt++) {
+            Document taken = coll.find(filter).projection(Projections.exclude("__none")).first();
+            if (taken == null) {
+                return Participants.Result.DONE; // undone or released before
+            }
+            Document undo = taken.get(Fields.LOCK, Document.class).get(UNDO, Document.class);
+            Document write = new Document(filter).append(Fields.LOCK_UNDO, new Document("$exists", undo != null));
+            write = deadline == null ? write : Participants.fenced(write, deadline);
+            long matched;
+            if (undo != null) {
+                Document restored = new Document(Fields.ID, docId);
+                restored.putAll(undo);
+                restored.put(Fields.ID, docId);
+                restored.remove(Fields.LOCK);
+                matched = coll.replaceOne(write, restored).getMatchedCount();
+            } else {
+                matched = coll.updateOne(write, new Document("$unset", new Document(Fields.LOCK, ""))).getMatchedCount();
+            }
+            if (matched == 1) {
+                return Participants.Result.DONE;
+            }
+            if (deadline != null && coll.find(Participants.fenced(new Document(Fields.ID, docId), deadline))
+                    .projection(Projections.include(Fields.ID)).first() == null) {
+                return stillLocked(coll, filter); // the deadline passed
+            }
+        }
+        return stillLocked(coll, filter);
     }
 
     private static Participants.Result stillLocked(MongoCollection<Document> coll, Document filter) {

@@ -117,7 +117,7 @@ final class LockedWrites {
     }
 
     /** A document as the user wrote it: without the library's lock (the markers stay as they were). */
-    private static Document strip(Document doc) {
+    static Document strip(Document doc) {
         Document copy = new Document(doc);
         copy.remove(Fields.LOCK);
         copy.remove(Fields.ID);

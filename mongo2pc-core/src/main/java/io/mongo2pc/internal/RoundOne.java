@@ -1,6 +1,7 @@
 package io.mongo2pc.internal;
 
 import com.mongodb.MongoException;
+import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
@@ -81,7 +82,8 @@ final class RoundOne {
                     // An insert, update or delete: a request of its own, in parallel with the others.
                     crashPoints.before(Step.APPLY, i, txId);
                     Operation op = ops.get(i);
-                    exclusive.put(i, SENDERS.submit(() -> alone(txId, () -> prepareAlone(op, txId, nonce, until), until)));
+                    int index = i;
+                    exclusive.put(i, SENDERS.submit(() -> alone(txId, () -> prepareAlone(op, index, txId, nonce, until), until)));
                 }
             }
             if (insert != null) {
@@ -96,6 +98,18 @@ final class RoundOne {
             throw e;
         }
         Sent[] sent = new Sent[ops.size()];
+        try {
+            collect(ops, groups, answers, exclusive, sent, txId, nonce, until);
+        } catch (RuntimeException | Error e) {
+            // A crash point after a prepare: the exclusive writes handed over land before this thread goes on.
+            exclusive.values().forEach(answer -> awaitSent(answer, txId, until));
+            throw e;
+        }
+        return sent;
+    }
+
+    private void collect(List<Operation> ops, Map<List<String>, List<Integer>> groups, List<Future<WriteCombiner.Answer>> answers,
+                         Map<Integer, Future<Sent>> exclusive, Sent[] sent, Object txId, String nonce, Instant until) {
         int g = 0;
         for (List<Integer> group : groups.values()) {
             WriteCombiner.Answer answer = await(answers.get(g++), txId);
@@ -104,7 +118,7 @@ final class RoundOne {
                 sent[i] = switch (answer) {
                     case MATCHED -> new Sent(Participants.Result.DONE, false, until);
                     case IN_DOUBT -> Sent.inDoubt(until);
-                    case NOT_KNOWN -> alone(txId, () -> prepareAlone(op, txId, nonce, until), until);
+                    case NOT_KNOWN -> alone(txId, () -> prepareAlone(op, i, txId, nonce, until), until);
                 };
                 sent[i] = after(sent[i], i, txId, until);
             }
@@ -112,7 +126,6 @@ final class RoundOne {
         for (Map.Entry<Integer, Future<Sent>> e : exclusive.entrySet()) {
             sent[e.getKey()] = after(awaitSent(e.getValue(), txId, until), e.getKey(), txId, until);
         }
-        return sent;
     }
 
     /** The crash points after prepare {@code i}; a transient error there loses its answer: in doubt. */
@@ -128,12 +141,21 @@ final class RoundOne {
         return sent;
     }
 
-    /** The prepare of {@code op} sent on its own: an increment's entry, or an exclusive operation's lock. */
-    private Participants.Result prepareAlone(Operation op, Object txId, String nonce, Instant until) {
+    /**
+     * The prepare of {@code op} (operation {@code index}) sent on its own: an increment's entry, or
+     * an exclusive operation's lock; for an update, once taken, its change (round 1b) at once.
+     */
+    private Participants.Result prepareAlone(Operation op, int index, Object txId, String nonce, Instant until) {
         if (op instanceof Operation.Increment inc) {
             return entries.prepareAlone(inc, txId, nonce, until);
         }
-        return Exclusive.prepare(targets.collection(op.document()), op, txId, nonce, until, entries.coordinator());
+        MongoCollection<Document> coll = targets.collection(op.document());
+        Exclusive.Take take = Exclusive.take(coll, op, txId, nonce, until, entries.coordinator());
+        if (!take.toChange()) {
+            return take.result();
+        }
+        crashPoints.before(Step.CHANGE, index, txId);
+        return crashPoints.after(Exclusive.change(coll, (Operation.Update) op, txId, nonce, until, take), Step.CHANGE, index, txId);
     }
 
     /** The indexes of the increments among {@code ops} by collection (target, database, collection), in order. */
@@ -152,7 +174,7 @@ final class RoundOne {
     /** One prepare sent again on its own under {@code until}, with its crash points. */
     Sent resend(Object txId, String nonce, Operation op, int index, Instant until) {
         crashPoints.before(Step.APPLY, index, txId);
-        Sent sent = alone(txId, () -> prepareAlone(op, txId, nonce, until), until);
+        Sent sent = alone(txId, () -> prepareAlone(op, index, txId, nonce, until), until);
         try {
             crashPoints.after(null, Step.APPLY, index, txId);
         } catch (MongoException e) {

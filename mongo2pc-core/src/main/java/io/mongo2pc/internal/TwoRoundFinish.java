@@ -121,7 +121,7 @@ final class TwoRoundFinish {
     }
 
     /**
-     * Releases the lock of exclusive operation {@code i} (its change applied, or the document
+     * Releases the lock of exclusive operation {@code i} (unlocked: an update changed in round 1b; or the document
      * deleted), by the lock stored on the document: DONE also when it is gone (released by anyone).
      */
     private void releaseExclusive(OwnedTransaction tx, int i) {

@@ -40,7 +40,12 @@ public record CrashPoint(Step step, Phase phase, int participant) {
          * Two-round commit: a marker of another transaction met and resolved by a writer, a reader
          * or the sweep: rolled forward (committed) or undone (canceled, abandoned) (participant -1).
          */
-        RESOLVE
+        RESOLVE,
+        /**
+         * Two-round commit, round 1b: an update's change applied, with its before-image, to the
+         * document its take locked (participant: the operation's index).
+         */
+        CHANGE
     }
 
     public enum Phase { BEFORE, AFTER }

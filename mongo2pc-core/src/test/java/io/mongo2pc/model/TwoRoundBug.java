@@ -32,8 +32,20 @@ enum TwoRoundBug {
     HOLD_IGNORES_LOCK(true, true),
     /** An exclusive take does not require the document free of other transactions' markers (exclusive set-up). */
     TAKE_IGNORES_MARKERS(true, true),
-    /** An exclusive update's change is written at its take, as under the tutorial's rules, instead of by the release. */
-    UPDATE_AT_TAKE(true, false),
+    /** The undo of an exclusive update removes its lock without restoring the before-image its change stored. */
+    UNDO_WITHOUT_RESTORE(true, false),
+    /**
+     * The change of an exclusive update (round 1b) does not require the before-image absent (a copy
+     * would overwrite it): no copy lands twice, as a prepare sent again reads the before-image back.
+     */
+    CHANGE_OVERWRITES_BEFORE_IMAGE(false, false),
+    /**
+     * The design before round 1b: the take stores the change, the release applies it after the
+     * commit point; a server that refuses the change then leaves a committed transaction locked.
+     */
+    CHANGE_AT_RELEASE(true, false),
+    /** The change of an exclusive update (round 1b) does not require its lock on the document. */
+    CHANGE_WITHOUT_LOCK(false, false),
     /** Recovery rolls forward a stale pending transaction even if its document was inserted after its deadline. */
     LATE_INSERT_ROLLED_FORWARD(false, false),
     /** The owner's undo while canceling carries no deadline (only the marker in the filter). */

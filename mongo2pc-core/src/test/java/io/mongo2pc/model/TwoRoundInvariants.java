@@ -34,7 +34,7 @@ final class TwoRoundInvariants {
                 if (s.eff[t][i] < 0 || s.eff[t][i] > 1) {
                     return op + " is in effect " + s.eff[t][i] + " times";
                 }
-                int expected = m.appliedAtPrepare(t, i) ? 1 : 0;
+                int expected = m.appliedAtPrepare(t, i) || m.takes(t, i) && s.image != TwoRoundState.NO_IMAGE ? 1 : 0;
                 if (s.marker[t][i] && s.eff[t][i] != expected) {
                     return "marker of " + op + " but its change is in effect " + s.eff[t][i] + " times (expected " + expected + ")";
                 }
@@ -108,8 +108,8 @@ final class TwoRoundInvariants {
         int v = s.balance[a];
         for (int t = 0; t < m.txs; t++) {
             for (int i = 0; i < OPS; i++) {
-                if (m.takes(t, i) && ACC[t][i] == a && s.marker[t][i] && isCommitted(s, t)) {
-                    v = TwoRoundModel.SET; // a committed update not released: the reader rolls it forward first
+                if (m.takes(t, i) && ACC[t][i] == a && s.marker[t][i] && s.image != TwoRoundState.NO_IMAGE && !isCommitted(s, t)) {
+                    v = s.image; // an update changed but not committed: the before-image in its lock
                 }
             }
         }
@@ -117,7 +117,7 @@ final class TwoRoundInvariants {
             boolean committed = isCommitted(s, t);
             for (int i = 0; i < OPS; i++) {
                 if (ACC[t][i] != a || !s.marker[t][i] || m.takes(t, i)) {
-                    continue; // an update not committed: its change is only in its lock
+                    continue; // an update: its change is in the stored value, its before-image in the lock
                 }
                 int now = m.appliedAtPrepare(t, i) ? DELTA[t][i] : 0;
                 int later = DELTA[t][i] - now;
@@ -166,7 +166,7 @@ final class TwoRoundInvariants {
                 if (n.eff[t][i] < s.eff[t][i] && s.committed[t]) {
                     return op + " was undone after " + name + " was committed";
                 }
-                if (n.eff[t][i] > s.eff[t][i] && !m.appliedAtPrepare(t, i) && !s.committed[t]) {
+                if (n.eff[t][i] > s.eff[t][i] && !m.appliedAtPrepare(t, i) && !m.takes(t, i) && !s.committed[t]) {
                     return op + " (an increase) took effect before " + name + "'s commit point";
                 }
             }

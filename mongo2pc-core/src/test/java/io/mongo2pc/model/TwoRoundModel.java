@@ -38,17 +38,20 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     static final int[][] ACC = {{1, 0}, {0, 2}};
     /** [tx][op]: its change: -1 is a hold guarded by {@code balance >= 1}, +1 an increase without guard. */
     static final int[][] DELTA = {{-1, +1}, {-1, +1}};
-    /** With {@link #exclusive}: what T1's update of A sets A's balance to, at its release. */
+    /** With {@link #exclusive}: what T1's update of A sets A's balance to, with its change (round 1b). */
     static final int SET = 2;
 
     final Set<TwoRoundBug> bugs;
     /**
      * T1's operation on A is an exclusive update ({@code $set: {balance: SET}}) instead of a credit:
      * its prepare takes A with a lock (only where no other transaction's marker is; no other
-     * transaction prepares on A while the lock is there) and stores the change, which the release
-     * applies (docs/PROTOCOL.md, "prepare an exclusive operation"); its undo unlocks.
+     * transaction prepares on A while the lock is there), then, before the commit, a second write
+     * (round 1b) applies the change and stores the before-image in the lock; the release unlocks,
+     * the undo restores the before-image and unlocks (docs/PROTOCOL.md, "round 1b").
      */
     final boolean exclusive;
+    /** With {@link #exclusive}: the server refuses the update's change (a unique index, a validator). */
+    final boolean refusesChange;
     final int txs;
     final int[] initial;
     final int lease;
@@ -69,17 +72,18 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     private final TwoRoundInvariants invariants = new TwoRoundInvariants(this);
 
     TwoRoundModel(Set<TwoRoundBug> bugs, int txs, int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
-        this(bugs, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
+        this(bugs, false, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
     }
 
-    TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, int txs, int[] initial, int lease, int skew, int[] behind, int crashes,
-                  int delays, int helpers) {
+    TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, boolean refusesChange, int txs, int[] initial, int lease, int skew,
+                  int[] behind, int crashes, int delays, int helpers) {
         if (txs < 1 || txs > 2 || initial.length != 3 || behind.length != 3 || skew >= lease
                 || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew)) {
             throw new IllegalArgumentException("need 1..2 transactions, 3 balances, 0 <= behind <= skew < lease");
         }
         this.bugs = bugs.isEmpty() ? EnumSet.noneOf(TwoRoundBug.class) : EnumSet.copyOf(bugs);
         this.exclusive = exclusive;
+        this.refusesChange = refusesChange;
         this.txs = txs;
         this.initial = initial.clone();
         this.lease = lease;
@@ -274,6 +278,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     private boolean dead(TwoRoundState s, Msg w) {
         return switch (w.kind()) {
             case PREPARE -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0 && !has(TwoRoundBug.PREPARE_WITHOUT_DEADLINE);
+            case CHANGE -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0;
             case UNDO -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0 && !has(TwoRoundBug.OWNER_UNDO_WITHOUT_DEADLINE);
             case INSERT -> s.doc[w.tx()] != null; // a duplicate key, for ever (documents are not pruned here)
             case RELEASE, RESOLVER_UNDO -> !s.marker[w.tx()][w.op()] && s.doc[w.tx()] != null && s.doc[w.tx()] != TransactionState.PENDING
@@ -286,7 +291,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
 
     private static boolean prepareOnWire(TwoRoundState s, int t) {
         for (Msg w : s.wire) {
-            if (w.kind() == TwoRoundState.Kind.PREPARE && w.tx() == t) {
+            if ((w.kind() == TwoRoundState.Kind.PREPARE || w.kind() == TwoRoundState.Kind.CHANGE) && w.tx() == t) {
                 return true;
             }
         }
@@ -386,7 +391,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) == TwoRoundState.WIRE
                         && s.eff[0][1] == 1));
         if (exclusive) {
-            watch.put("T1's update committed, its change still in its lock", s -> s.committed[0] && s.marker[0][1]);
+            watch.put("T1's update changed, not committed yet", s -> s.image != TwoRoundState.NO_IMAGE && s.doc[0] == TransactionState.PENDING);
+            watch.put("T1's update committed, its lock not released yet", s -> s.committed[0] && s.marker[0][1]);
         }
         if (exclusive && txs == 2) {
             watch.put("T2's hold on A refused by T1's lock", s -> s.marker[0][1] && Arrays.stream(s.procs)
@@ -409,7 +415,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
      * Bigger searches outside the test suite, e.g. {@code java -Xmx12g -cp
      * mongo2pc-core/target/test-classes:mongo2pc-core/target/classes io.mongo2pc.model.TwoRoundModel
      * txs=2 crashes=1 helpers=1}. Arguments: {@code txs=1|2 balances=A,B,C lease=N skew=N
-     * behind=A,B,C crashes=N delays=N helpers=N exclusive=true|false bug=NAME} (bug repeatable).
+     * behind=A,B,C crashes=N delays=N helpers=N exclusive=true|false refusesChange=true|false bug=NAME} (bug repeatable).
      */
     public static void main(String[] args) {
         int txs = 2;
@@ -421,6 +427,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         int delays = 1;
         int helpers = 1;
         boolean exclusive = false;
+        boolean refusesChange = false;
         Set<TwoRoundBug> bugs = EnumSet.noneOf(TwoRoundBug.class);
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
@@ -434,12 +441,13 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 case "delays" -> delays = Integer.parseInt(kv[1]);
                 case "helpers" -> helpers = Integer.parseInt(kv[1]);
                 case "exclusive" -> exclusive = Boolean.parseBoolean(kv[1]);
+                case "refusesChange" -> refusesChange = Boolean.parseBoolean(kv[1]);
                 case "bug" -> bugs.add(TwoRoundBug.valueOf(kv[1]));
                 default -> throw new IllegalArgumentException("unknown argument " + arg);
             }
         }
         long start = System.nanoTime();
-        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, txs, balances, lease, skew, behind, crashes, delays, helpers);
+        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, refusesChange, txs, balances, lease, skew, behind, crashes, delays, helpers);
         ModelChecker.Outcome outcome = new ModelChecker<>(model, model.situations()).run();
         System.out.println(String.join(" ", args) + ": " + outcome.report() + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         System.exit(outcome.ok() ? 0 : 1);

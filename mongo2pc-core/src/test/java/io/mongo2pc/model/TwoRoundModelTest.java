@@ -23,25 +23,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 class TwoRoundModelTest {
 
     /** A configuration: transactions (1: T1 = B -> A; 2: and T2 = A -> C), balances of A, B, C, clocks, faults. */
-    record Setup(String name, boolean exclusive, int txs, int[] balances, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
+    record Setup(String name, boolean exclusive, boolean refusesChange, int txs, int[] balances, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         /** One transfer that commits; a crash, a write delayed past its sender's timeout; one clock. */
-        static final Setup ONE_TRANSFER = new Setup("T1 commits", false, 1, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 1, 1);
+        static final Setup ONE_TRANSFER = new Setup("T1 commits", false, false, 1, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 1, 1);
         /** The same, refused by its guard (B has nothing): it cancels; no write delayed past a timeout. */
-        static final Setup ONE_TRANSFER_REFUSED = new Setup("T1 refused", false, 1, new int[] {0, 0, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
+        static final Setup ONE_TRANSFER_REFUSED = new Setup("T1 refused", false, false, 1, new int[] {0, 0, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
         /** A's server runs a whole maxClockSkew behind the others': the margins are exactly used up. */
-        static final Setup SPLIT_CLOCKS = new Setup("T1 commits, A's clock 1 behind", false, 1, new int[] {0, 1, 0}, 2, 1, new int[] {1, 0, 0}, 1, 0, 1);
+        static final Setup SPLIT_CLOCKS = new Setup("T1 commits, A's clock 1 behind", false, false, 1, new int[] {0, 1, 0}, 2, 1, new int[] {1, 0, 0}, 1, 0, 1);
         /** T1 = B -> A and T2 = A -> C with A = 0, B = 1, C = 0: T2's guard on A meets T1's credit. */
-        static final Setup TWO_TRANSFERS = new Setup("T1 B->A and T2 A->C", false, 2, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 0, 0, 0);
+        static final Setup TWO_TRANSFERS = new Setup("T1 B->A and T2 A->C", false, false, 2, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 0, 0, 0);
 
-        /** T1 holds B and takes A for an exclusive update (A := 2 at its release); a crash, a late write. */
-        static final Setup ONE_UPDATE = new Setup("T1 holds B, updates A", true, 1, new int[] {1, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 1, 1);
+        /** T1 holds B and takes A for an exclusive update (A := 2 in round 1b); a crash, a late write. */
+        static final Setup ONE_UPDATE = new Setup("T1 holds B, updates A", true, false, 1, new int[] {1, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 1, 1);
         /** The same, refused by its hold's guard (B has nothing): the take of A is undone. */
-        static final Setup ONE_UPDATE_REFUSED = new Setup("T1 refused, updates A", true, 1, new int[] {1, 0, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
+        static final Setup ONE_UPDATE_REFUSED = new Setup("T1 refused, updates A", true, false, 1, new int[] {1, 0, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
+        /** T1 holds B and updates A, and the server refuses the change (a unique index): T1 cancels, nothing stays. */
+        static final Setup ONE_UPDATE_SERVER_REFUSES = new Setup("T1 holds B, its update of A refused by the server", true, true, 1,
+                new int[] {1, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 1, 1);
         /** T1 updates A exclusively while T2 = A -> C holds A: the lock and the hold exclude each other. */
-        static final Setup UPDATE_AND_TRANSFER = new Setup("T1 updates A, T2 A->C", true, 2, new int[] {1, 1, 0}, 2, 0, new int[] {0, 0, 0}, 0, 0, 0);
+        static final Setup UPDATE_AND_TRANSFER = new Setup("T1 updates A, T2 A->C", true, false, 2, new int[] {1, 1, 0}, 2, 0, new int[] {0, 0, 0}, 0, 0, 0);
 
         TwoRoundModel model(Set<TwoRoundBug> bugs) {
-            return new TwoRoundModel(bugs, exclusive, txs, balances, lease, skew, behind, crashes, delays, helpers);
+            return new TwoRoundModel(bugs, exclusive, refusesChange, txs, balances, lease, skew, behind, crashes, delays, helpers);
         }
 
         @Override
@@ -94,7 +97,7 @@ class TwoRoundModelTest {
 
     @Test
     void twoRoundCommit_exclusiveUpdateWithCrashesPausesLostAnswersAndLateWrites_keepsEveryInvariantAndCanAlwaysFinish() {
-        for (Setup setup : new Setup[] {Setup.ONE_UPDATE, Setup.ONE_UPDATE_REFUSED}) {
+        for (Setup setup : new Setup[] {Setup.ONE_UPDATE, Setup.ONE_UPDATE_REFUSED, Setup.ONE_UPDATE_SERVER_REFUSES}) {
             ModelChecker.Outcome outcome = check(EnumSet.noneOf(TwoRoundBug.class), setup);
 
             assertThat(outcome.violation()).as(outcome.report()).isNull();
@@ -135,18 +138,21 @@ class TwoRoundModelTest {
             entry(TwoRoundBug.NO_RESOLUTION_WITHOUT_DOCUMENT, "no finished state is reachable"),
             entry(TwoRoundBug.HOLD_IGNORES_LOCK, "but the committed value is"),
             entry(TwoRoundBug.TAKE_IGNORES_MARKERS, "but the committed value is"),
-            entry(TwoRoundBug.UPDATE_AT_TAKE, "T1's operation on A"));
+            entry(TwoRoundBug.UNDO_WITHOUT_RESTORE, "but the committed value is 1"),
+            entry(TwoRoundBug.CHANGE_AT_RELEASE, "but the committed value is 2"));
 
     private static Setup setupFor(TwoRoundBug bug) {
         return switch (bug) {
             case CREDIT_AT_PREPARE -> Setup.TWO_TRANSFERS;
             case HOLD_IGNORES_LOCK, TAKE_IGNORES_MARKERS -> Setup.UPDATE_AND_TRANSFER;
-            case UPDATE_AT_TAKE -> Setup.ONE_UPDATE;
+            case UNDO_WITHOUT_RESTORE, CHANGE_WITHOUT_LOCK -> Setup.ONE_UPDATE_REFUSED;
+            case CHANGE_OVERWRITES_BEFORE_IMAGE -> Setup.ONE_UPDATE;
+            case CHANGE_AT_RELEASE -> Setup.ONE_UPDATE_SERVER_REFUSES;
             case RESOLVER_WITHOUT_SKEW_MARGIN -> Setup.SPLIT_CLOCKS;
             case UNDO_BEFORE_PREPARES_SETTLED, OWNER_UNDO_WITHOUT_DEADLINE -> Setup.ONE_TRANSFER_REFUSED;
             // full searches (liveness, harmless mutation): the configuration without late writes
             case NO_RESOLUTION_WITHOUT_DOCUMENT, LATE_INSERT_ROLLED_FORWARD ->
-                    new Setup("T1 commits", false, 1, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
+                    new Setup("T1 commits", false, false, 1, new int[] {0, 1, 0}, 2, 0, new int[] {0, 0, 0}, 1, 0, 1);
             default -> Setup.ONE_TRANSFER;
         };
     }

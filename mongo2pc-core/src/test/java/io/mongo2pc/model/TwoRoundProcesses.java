@@ -26,7 +26,9 @@ import static io.mongo2pc.model.TwoRoundState.MINE;
 import static io.mongo2pc.model.TwoRoundState.NONE;
 import static io.mongo2pc.model.TwoRoundState.NO_INSERT;
 import static io.mongo2pc.model.TwoRoundState.REFUSED;
+import static io.mongo2pc.model.TwoRoundState.REJECTED;
 import static io.mongo2pc.model.TwoRoundState.RESEND;
+import static io.mongo2pc.model.TwoRoundState.TAKEN;
 import static io.mongo2pc.model.TwoRoundState.TOMB;
 import static io.mongo2pc.model.TwoRoundState.WIRE;
 
@@ -144,11 +146,13 @@ final class TwoRoundProcesses {
         if (c.ins() != MINE && c.ins() != NO_INSERT) {
             return; // nothing can change the document before the owner knows it is there
         }
-        boolean anyOpen = c.anySlot(NONE) || c.anySlot(RESEND) || c.anySlot(EXPIRED) || c.anySlot(REFUSED);
+        boolean anyOpen = c.anySlot(NONE) || c.anySlot(RESEND) || c.anySlot(EXPIRED) || c.anySlot(REFUSED) || c.anySlot(TAKEN)
+                || c.anySlot(REJECTED);
         if (m.has(TwoRoundBug.COMMIT_BEFORE_EVERY_PREPARE_ACKNOWLEDGED) && !anyOpen && !c.cancel() && !c.allSlots(TwoRoundState.DONE)) {
             send(s, p, c, new Msg(Kind.MOVE, t, -1, 0, c.epoch(), PENDING, APPLIED, p, false, false), out);
         }
-        boolean refusedForGood = false;
+        // The server refused an update's change (round 1b): a refusal before the commit point.
+        boolean refusedForGood = c.anySlot(REJECTED);
         for (int i = 0; i < OPS && !c.cancel(); i++) {
             if (c.slot(i) == REFUSED) {
                 int op = i;
@@ -198,6 +202,9 @@ final class TwoRoundProcesses {
             send(s, p, settled, new Msg(Kind.RENEW, t, -1, 0, c.epoch(), PENDING, null, p, false, false), out);
             return;
         }
+        if (c.anySlot(TAKEN)) {
+            sendSlots(s, p, c, Kind.CHANGE, out, TAKEN); // round 1b: the update's document is taken, change it
+        }
         sendSlots(s, p, c, Kind.PREPARE, out, NONE, EXPIRED, DOUBT, RESEND);
     }
 
@@ -235,6 +242,9 @@ final class TwoRoundProcesses {
                 }
             }
         }
+        if (batch.isEmpty()) {
+            return;
+        }
         add(out, s, () -> "P" + p + " sends " + batch, n -> {
             for (Msg w : batch) {
                 n.wire.add(w);
@@ -265,7 +275,9 @@ final class TwoRoundProcesses {
                     n.procs[p] = c.withIns(r == Result.MINE ? MINE : TOMB);
                 }
             }
-            case PREPARE -> n.procs[p] = c.withSlot(w.op(), r == Result.DONE ? TwoRoundState.DONE : r == Result.REFUSED ? REFUSED : EXPIRED);
+            case PREPARE -> n.procs[p] = c.withSlot(w.op(), r == Result.DONE ? TwoRoundState.DONE : r == Result.TAKEN ? TAKEN
+                    : r == Result.REFUSED ? REFUSED : EXPIRED);
+            case CHANGE -> n.procs[p] = c.withSlot(w.op(), r == Result.DONE ? TwoRoundState.DONE : r == Result.REFUSED ? REJECTED : EXPIRED);
             case UNDO -> n.procs[p] = c.withSlot(w.op(), r == Result.DONE ? TwoRoundState.DONE : EXPIRED);
             case RESOLVER_UNDO, RELEASE -> n.procs[p] = c.withSlot(w.op(), TwoRoundState.DONE);
             case MOVE -> {

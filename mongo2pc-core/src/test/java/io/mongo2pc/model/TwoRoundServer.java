@@ -16,7 +16,7 @@ import static io.mongo2pc.model.TwoRoundModel.DELTA;
 final class TwoRoundServer {
 
     /** What the server answered. */
-    enum Result { OK, MINE, TOMB, LOST, DONE, REFUSED, EXPIRED }
+    enum Result { OK, MINE, TOMB, LOST, DONE, TAKEN, REFUSED, EXPIRED }
 
     private final TwoRoundModel m;
 
@@ -29,6 +29,7 @@ final class TwoRoundServer {
         return switch (w.kind()) {
             case INSERT -> insert(s, w);
             case PREPARE -> prepare(s, w);
+            case CHANGE -> change(s, w);
             case UNDO -> undo(s, w.tx(), w.op(), m.has(TwoRoundBug.OWNER_UNDO_WITHOUT_DEADLINE) || fenceOpen(w));
             case RESOLVER_UNDO -> undo(s, w.tx(), w.op(), true);
             case RELEASE -> rollForward(s, w.tx(), w.op());
@@ -61,9 +62,11 @@ final class TwoRoundServer {
     }
 
     /**
-     * Hold, mark or take (an exclusive update: no other transaction's marker, stores its change): {@code {_id, marker: {$ne: t}, <guard>, $expr: {$lt: [$$NOW, until]}}} ->
+     * Hold, mark or take (an exclusive update: no other transaction's marker; the lock alone, no
+     * change): {@code {_id, marker: {$ne: t}, <guard>, $expr: {$lt: [$$NOW, until]}}} ->
      * {@code {$inc: <decreases>, $push: marker, $set: entry}}. A miss is read back: the marker is
-     * there (done before), the deadline passed (expired), or the guard fails (refused).
+     * there (done before; for an update TAKEN until its change is in), the deadline passed
+     * (expired), or the guard fails (refused).
      */
     private Result prepare(TwoRoundState s, Msg w) {
         int t = w.tx();
@@ -77,16 +80,36 @@ final class TwoRoundServer {
                 s.balance[a] += DELTA[t][i];
                 s.eff[t][i]++;
             }
-            if (m.takes(t, i) && m.has(TwoRoundBug.UPDATE_AT_TAKE)) {
-                s.balance[a] = TwoRoundModel.SET; // the tutorial's way: the change in effect at the take
-                s.eff[t][i]++;
-            }
-            return Result.DONE;
+            return m.takes(t, i) && !m.has(TwoRoundBug.CHANGE_AT_RELEASE) ? Result.TAKEN : Result.DONE;
         }
         if (s.marker[t][i]) {
-            return Result.DONE;
+            return m.takes(t, i) && s.image == TwoRoundState.NO_IMAGE && !m.has(TwoRoundBug.CHANGE_AT_RELEASE) ? Result.TAKEN : Result.DONE;
         }
         return open ? Result.REFUSED : Result.EXPIRED;
+    }
+
+    /**
+     * Round 1b of the exclusive update: {@code {_id, _m2pc.tx: t, _m2pc.undo: {$exists: false},
+     * $expr: {$lt: [$$NOW, until]}}} -> the change, and the before-image into the lock, in one write.
+     * A miss is read back: the before-image is there (done before), else expired (the deadline, or
+     * the lock gone: taken again by the next prepare). A server that refuses the change (a unique
+     * index, a validator) refuses it here, before the commit point.
+     */
+    private Result change(TwoRoundState s, Msg w) {
+        int t = w.tx();
+        int i = w.op();
+        boolean unchanged = s.image == TwoRoundState.NO_IMAGE || m.has(TwoRoundBug.CHANGE_OVERWRITES_BEFORE_IMAGE);
+        boolean locked = s.marker[t][i] || m.has(TwoRoundBug.CHANGE_WITHOUT_LOCK);
+        if (locked && unchanged && fenceOpen(w)) {
+            if (m.refusesChange) {
+                return Result.REFUSED;
+            }
+            s.image = s.balance[ACC[t][i]];
+            s.balance[ACC[t][i]] = TwoRoundModel.SET;
+            s.eff[t][i] = 1;
+            return Result.DONE;
+        }
+        return s.marker[t][i] && s.image != TwoRoundState.NO_IMAGE ? Result.DONE : Result.EXPIRED;
     }
 
     /** {@code $$NOW < deadline} on the account's server, whose clock runs behind the reference. */
@@ -102,6 +125,13 @@ final class TwoRoundServer {
     Result undo(TwoRoundState s, int t, int i, boolean open) {
         if (s.marker[t][i] && open) {
             s.marker[t][i] = false;
+            if (m.takes(t, i) && s.image != TwoRoundState.NO_IMAGE) {
+                if (!m.has(TwoRoundBug.UNDO_WITHOUT_RESTORE)) {
+                    s.balance[ACC[t][i]] = s.image; // the before-image restored, the lock removed: one write
+                    s.eff[t][i]--;
+                }
+                s.image = TwoRoundState.NO_IMAGE;
+            }
             if (m.appliedAtPrepare(t, i)) {
                 s.balance[ACC[t][i]] -= DELTA[t][i];
                 s.eff[t][i]--;
@@ -111,14 +141,25 @@ final class TwoRoundServer {
         return s.marker[t][i] ? Result.EXPIRED : Result.DONE;
     }
 
-    /** Roll-forward by anyone: {@code {_id, marker: t}} -> {@code {$inc: <increases>, $pull, $unset entry}}. */
+    /**
+     * Roll-forward by anyone: {@code {_id, marker: t}} -> {@code {$inc: <increases>, $pull, $unset entry}};
+     * an exclusive update's release only removes its lock (with its before-image): the change is in.
+     */
     Result rollForward(TwoRoundState s, int t, int i) {
         boolean match = s.marker[t][i] || m.has(TwoRoundBug.ROLL_FORWARD_WITHOUT_MARKER);
+        if (match && m.takes(t, i) && m.has(TwoRoundBug.CHANGE_AT_RELEASE)) {
+            if (m.refusesChange) {
+                return Result.REFUSED; // refused after the commit point: the lock stays
+            }
+            s.marker[t][i] = false;
+            s.balance[ACC[t][i]] = TwoRoundModel.SET;
+            s.eff[t][i]++;
+            return Result.DONE;
+        }
         if (match) {
             s.marker[t][i] = false;
             if (m.takes(t, i)) {
-                s.balance[ACC[t][i]] = TwoRoundModel.SET; // the update's stored change, applied with the unlock
-                s.eff[t][i]++;
+                s.image = TwoRoundState.NO_IMAGE;
             } else if (!m.appliedAtPrepare(t, i)) {
                 s.balance[ACC[t][i]] += DELTA[t][i];
                 s.eff[t][i]++;

@@ -33,7 +33,12 @@ final class TwoRoundState {
         /** The owner's lease renewed: compare-and-set on state and epoch, new stamp. */
         RENEW,
         /** Recovery's takeover: compare-and-set on state, epoch and staleness; epoch + 1. */
-        TAKEOVER
+        TAKEOVER,
+        /**
+         * Round 1b of an exclusive update: its lock of this transaction there, no before-image yet,
+         * fenced by the owner's deadline -> the change applied and the before-image stored, one write.
+         */
+        CHANGE
     }
 
     /**
@@ -50,7 +55,7 @@ final class TwoRoundState {
         }
 
         boolean fenced() {
-            return kind == Kind.INSERT || kind == Kind.PREPARE || kind == Kind.UNDO;
+            return kind == Kind.INSERT || kind == Kind.PREPARE || kind == Kind.UNDO || kind == Kind.CHANGE;
         }
 
         Msg orphan() { return withProc(-1); }
@@ -60,9 +65,9 @@ final class TwoRoundState {
         Msg touch() { return new Msg(kind, tx, op, left, epoch, from, to, proc, true, cancel); }
 
         long code() {
-            return kind.ordinal() | (long) tx << 3 | (long) (op + 1) << 5 | (long) (left + 8) << 8 | (long) epoch << 12
-                    | (long) (from == null ? 7 : from.ordinal()) << 17 | (long) (to == null ? 7 : to.ordinal()) << 20
-                    | (long) (proc + 1) << 23 | (touched ? 1L : 0L) << 27 | (cancel ? 1L : 0L) << 28;
+            return kind.ordinal() | (long) tx << 4 | (long) (op + 1) << 6 | (long) (left + 8) << 9 | (long) epoch << 13
+                    | (long) (from == null ? 7 : from.ordinal()) << 18 | (long) (to == null ? 7 : to.ordinal()) << 21
+                    | (long) (proc + 1) << 24 | (touched ? 1L : 0L) << 28 | (cancel ? 1L : 0L) << 29;
         }
 
         @Override
@@ -78,6 +83,7 @@ final class TwoRoundState {
             String body = switch (kind) {
                 case INSERT -> "insert(" + t + d + ")";
                 case PREPARE -> (TwoRoundModel.DELTA[tx][op] < 0 ? "hold(" : "mark(") + t + "@" + a + d + ")";
+                case CHANGE -> "change(" + t + "@" + a + d + ")";
                 case UNDO -> "undo(" + t + "@" + a + d + ")";
                 case RESOLVER_UNDO -> "resolverUndo(" + t + "@" + a + ")";
                 case RELEASE -> "release(" + t + "@" + a + ")";
@@ -92,9 +98,11 @@ final class TwoRoundState {
 
     /** What a process knows of one write it sent: the status of a slot. */
     static final int NONE = 0, WIRE = 1, DONE = 2, REFUSED = 3, EXPIRED = 4, DOUBT = 5, RESEND = 6;
+    /** An exclusive update's slot: taken (round 1), its change (round 1b) still to send; its change refused by the server. */
+    static final int TAKEN = 7, REJECTED = 8;
     /** The insert's slot: NO_INSERT for an owner by takeover. */
     static final int NO_INSERT = 0, MINE = 2, TOMB = 3;
-    private static final String[] SLOT = {"-", "wire", "done", "refused", "expired", "doubt", "resend"};
+    private static final String[] SLOT = {"-", "wire", "done", "refused", "expired", "doubt", "resend", "taken", "change refused"};
     private static final String[] INS = {"-", "wire", "mine", "tombstone", "?", "doubt"};
 
     /** What an owner is doing in its current state. */
@@ -130,11 +138,11 @@ final class TwoRoundState {
         }
 
         int slot(int op) {
-            return slots >> (3 * op) & 7;
+            return slots >> (4 * op) & 15;
         }
 
         Proc withSlot(int op, int status) {
-            return withSlots(slots & ~(7 << (3 * op)) | status << (3 * op));
+            return withSlots(slots & ~(15 << (4 * op)) | status << (4 * op));
         }
 
         boolean anySlot(int status) {
@@ -218,6 +226,9 @@ final class TwoRoundState {
     int[] balance;
     /** [tx][op]: the operation's marker (and entry) is on its account; for an exclusive update, its lock. */
     boolean[][] marker;
+    /** T1's exclusive update: the before-image its change (round 1b) stored in its lock, or NO_IMAGE. */
+    int image = NO_IMAGE;
+    static final int NO_IMAGE = -9;
     /** Ghost [tx][op]: how many times the operation's change is in the stored balance. */
     int[][] eff;
     /** Ghost: the transaction reached applied / canceled. */
@@ -254,6 +265,7 @@ final class TwoRoundState {
         s.committed = committed.clone();
         s.canceled = canceled.clone();
         s.firstCommitted = firstCommitted;
+        s.image = image;
         s.crashesLeft = crashesLeft;
         s.delaysLeft = delaysLeft;
         s.procs = procs.clone();
@@ -288,7 +300,7 @@ final class TwoRoundState {
         for (int v : balance) {
             b.append((char) (v + 16));
         }
-        b.append((char) crashesLeft).append((char) delaysLeft).append((char) (firstCommitted + 1));
+        b.append((char) crashesLeft).append((char) delaysLeft).append((char) (firstCommitted + 1)).append((char) (image + 16));
         for (Proc p : procs) {
             p.appendCode(b);
         }
@@ -323,6 +335,9 @@ final class TwoRoundState {
                 for (int i = 0; i < TwoRoundModel.OPS; i++) {
                     if (TwoRoundModel.ACC[t][i] == a && marker[t][i]) {
                         b.append(",T").append(t + 1);
+                        if (image != NO_IMAGE && t == 0 && i == 1) {
+                            b.append("(changed, before-image ").append(image).append(')');
+                        }
                         if (doc[t] == null) {
                             b.append("(until now").append(until[t] >= 0 ? "+" : "").append(until[t]).append(')');
                         }
