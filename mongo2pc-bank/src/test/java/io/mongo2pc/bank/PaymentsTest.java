@@ -24,7 +24,7 @@ class PaymentsTest {
 
     /** The manager's settings for these tests (a subclass runs them under the two-round commit). */
     protected TransactionManagerBuilder configured() {
-        return Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client())
+        return Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client())
                 .database(mongo.database()));
     }
 

@@ -27,7 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Migration in place: while a team switches, workers of the old hand-written tutorial application
  * (the tutorial's claim with findAndModify and its eight writes, plain driver) and mongo2pc workers
  * drain the same queue of transfers over the same accounts. Each transfer is claimed by exactly
- * one application and applied exactly once.
+ * one application and applied exactly once. The managers follow the tutorial's rules
+ * ({@code twoRoundCommit(false)}), as an application must while hand-written tutorial code claims or
+ * recovers its transactions.
  */
 class TutorialCoexistenceTest {
     @RegisterExtension
@@ -36,7 +38,7 @@ class TutorialCoexistenceTest {
     @Test
     void tutorialWorkersAndMongo2pcWorkers_drainOneQueue_eachTransferAppliedExactlyOnce() throws Exception {
         // given: 10 accounts rich enough that no debit is ever refused
-        TransactionManager requester = Bank.configure(TransactionManager.builder().target("default", mongo.client())
+        TransactionManager requester = Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.client())
                 .database(mongo.database()).application("requester")).build();
         Bank bank = new Bank(requester);
         for (int i = 0; i < 10; i++) {
@@ -56,9 +58,9 @@ class TutorialCoexistenceTest {
         ExecutorService pool = Executors.newFixedThreadPool(6);
         List<Future<?>> futures = new ArrayList<>();
         List<TransactionManager> managers = List.of(
-                Bank.configure(TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient()).database(mongo.database())
                         .application("m2pc-one")).build(),
-                Bank.configure(TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                Bank.configure(TransactionManager.builder().twoRoundCommit(false).finishInBackground(false).target("default", mongo.newClient()).database(mongo.database())
                         .application("m2pc-two")).build());
         for (int t = 0; t < 3; t++) {
             MongoDatabase tutorialDb = mongo.newClient().getDatabase(mongo.database());
