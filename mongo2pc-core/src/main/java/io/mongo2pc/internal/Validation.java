@@ -11,6 +11,7 @@ import org.bson.codecs.DocumentCodec;
 import org.bson.types.Decimal128;
 import org.bson.types.ObjectId;
 
+import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashSet;
 import java.util.List;
@@ -158,6 +159,53 @@ public final class Validation {
                     checkField(target, where);
                 }
                 checkNoOperatorKeys(field.getValue(), where, e.getKey().equals("$pull"));
+                checkOperand(e.getKey(), field.getKey(), field.getValue(), where);
+            }
+        }
+        checkNoConflictingPaths(doc, where);
+    }
+
+    /**
+     * The value an operator needs, as MongoDB checks it when it parses the update (under the
+     * two-round commit: at the release, after the commit point, so it is checked here instead).
+     */
+    private static void checkOperand(String operator, String field, Object value, Object where) {
+        String needs = switch (operator) {
+            case "$inc", "$mul" -> value instanceof Integer || value instanceof Long || value instanceof Double
+                    || value instanceof Decimal128 ? null : "a number";
+            case "$currentDate" -> value instanceof Boolean ? null : "true";
+            case "$pop" -> value instanceof Number n && (n.doubleValue() == 1 || n.doubleValue() == -1) ? null : "1 or -1";
+            case "$pullAll" -> value instanceof List<?> ? null : "an array";
+            case "$rename" -> value instanceof String ? null : "a field name";
+            default -> null;
+        };
+        if (needs != null) {
+            throw new InvalidTransactionException(where + ": " + operator + " of '" + field + "' needs " + needs + ", got "
+                    + Values.describe(value));
+        }
+    }
+
+    /**
+     * Two operators of one update may not change the same field, or a field and a part of it: the
+     * server refuses that update when it applies it (under the two-round commit, at the release,
+     * after the commit point), so it is refused here, before anything is written.
+     */
+    private static void checkNoConflictingPaths(Document update, Object where) {
+        List<String> paths = new ArrayList<>();
+        update.forEach((operator, fields) -> ((Document) fields).forEach((field, value) -> {
+            paths.add(field);
+            if (operator.equals("$rename") && value instanceof String target) {
+                paths.add(target);
+            }
+        }));
+        for (int i = 0; i < paths.size(); i++) {
+            for (int j = i + 1; j < paths.size(); j++) {
+                String a = paths.get(i);
+                String b = paths.get(j);
+                if (a.equals(b) || a.startsWith(b + ".") || b.startsWith(a + ".")) {
+                    throw new InvalidTransactionException(where + ": the update changes '" + a + "' and '" + b
+                            + "' (one field, or a field and a part of it): change each field once");
+                }
             }
         }
     }
