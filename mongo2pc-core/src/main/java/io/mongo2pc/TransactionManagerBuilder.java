@@ -225,8 +225,8 @@ public final class TransactionManagerBuilder {
     }
 
     /**
-     * Which rules new transactions follow (docs/PROTOCOL.md). Not set (the default): the
-     * two-round commit, where the transaction document and every prepare are sent at once, then
+     * Which rules new transactions follow (docs/TWO-ROUND.md, docs/PROTOCOL.md). Not set (the
+     * default): the two-round commit, where the transaction document and every prepare are sent at once, then
      * the commit, and increases take effect only after the commit point, so no guard and no
      * committed read ever relies on an increase that is not committed; a transaction it cannot run
      * yet (one with an insert, update or delete, and a queued one, {@code submit}) follows the

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The participant writes of the two-round commit (docs/PROTOCOL.md, "The two-round-trip commit").
+ * The participant writes of the two-round commit (docs/TWO-ROUND.md).
  * An increment is split by sign: its decreases ({@code now}) are held at the prepare, under the
  * guard, its increases ({@code later}) wait for the release, after the commit point. Each write
  * carries the transaction's marker in {@code pendingTransactions} and an entry

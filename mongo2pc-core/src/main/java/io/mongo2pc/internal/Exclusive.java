@@ -18,7 +18,7 @@ import java.util.Objects;
 
 /**
  * The participant writes of inserts, updates and deletes under the two-round commit
- * (docs/PROTOCOL.md, "The writes"). The prepare takes the document with a lock
+ * (docs/TWO-ROUND.md, "The writes"). The prepare takes the document with a lock
  * {@code _m2pc: {tx, kind, c, n, until}} and changes nothing the user sees; an update's change
  * follows before the commit point (round 1b: {@link #change}), applied with its before-image stored
  * as the lock's {@code undo} in one write, so that a change the server refuses cancels the

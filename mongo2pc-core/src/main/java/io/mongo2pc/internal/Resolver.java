@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * Meeting a marker of a two-round transaction (docs/PROTOCOL.md, "Meeting a marker"): whoever
+ * Meeting a marker of a two-round transaction (docs/TWO-ROUND.md, "Meeting a marker"): whoever
  * finds another transaction's marker with its entry on a participant reads that transaction's
  * document and acts by it. Committed (same nonce): roll forward (the release). Canceled: undo.
  * Pending, canceling: nothing (recovery takes it over once its lease ran out). No document, or one

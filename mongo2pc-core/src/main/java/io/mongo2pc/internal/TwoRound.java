@@ -30,7 +30,7 @@ import static io.mongo2pc.TransactionState.CANCELED;
 import static io.mongo2pc.TransactionState.PENDING;
 
 /**
- * The owner's side of the two-round commit (docs/PROTOCOL.md, "The two-round-trip commit"): round
+ * The owner's side of the two-round commit (docs/TWO-ROUND.md): round
  * 1 sends the insert of the transaction document and every prepare at once, round 2 is the commit
  * compare-and-set; releases follow ({@link TwoRoundFinish}). Runs every kind of operation:
  * increments hold and mark ({@link Entries}), inserts, updates and deletes lock ({@link Exclusive}).

@@ -2,7 +2,7 @@ package io.mongo2pc.model;
 
 /**
  * Deliberate bugs {@link TwoRoundModel} can be run with, each removing or weakening one rule of
- * the two-round-trip commit (docs/PROTOCOL.md). For every {@link #harmful} one the checker must
+ * the two-round-trip commit (docs/TWO-ROUND.md). For every {@link #harmful} one the checker must
  * find a counterexample; the others are mutations it proves harmless in its scope.
  */
 enum TwoRoundBug {

@@ -16,8 +16,8 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * An exhaustive model of the two-round-trip commit (docs/PROTOCOL.md, "The two-round-trip
- * commit"; docs/MODEL.md): transfers of 1 in the tutorial's accounts, T1 = B -> A and, with two
+ * An exhaustive model of the two-round-trip commit (docs/TWO-ROUND.md; docs/MODEL.md):
+ * transfers of 1 in the tutorial's accounts, T1 = B -> A and, with two
  * transactions, T2 = A -> C, so T2's guard on A can meet T1's credit. A transfer holds its debit
  * (guarded decrease applied at the prepare) and marks its credit (applied at the release, after
  * the commit point). Round 1 sends the transaction document's insert and both prepares at once;
@@ -47,7 +47,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
      * its prepare takes A with a lock (only where no other transaction's marker is; no other
      * transaction prepares on A while the lock is there), then, before the commit, a second write
      * (round 1b) applies the change and stores the before-image in the lock; the release unlocks,
-     * the undo restores the before-image and unlocks (docs/PROTOCOL.md, "round 1b").
+     * the undo restores the before-image and unlocks (docs/TWO-ROUND.md, "round 1b").
      */
     final boolean exclusive;
     /** With {@link #exclusive}: the server refuses the update's change (a unique index, a validator). */

@@ -9,7 +9,7 @@ import static io.mongo2pc.model.TwoRoundModel.DELTA;
 
 /**
  * The database servers of {@link TwoRoundModel}: every write runs atomically with the filter and
- * update of the rule it models (docs/PROTOCOL.md, "The two-round-trip commit"), and so do the
+ * update of the rule it models (docs/TWO-ROUND.md), and so do the
  * resolvers' writes. The transactions collection's clock is the reference; each account's server
  * runs {@code behind[account]} ticks behind it (at most maxClockSkew).
  */

@@ -16,7 +16,7 @@ final class TwoRoundState {
 
     // ---- processes and writes ----------------------------------------------------------------
 
-    /** The kinds of write a process sends (see docs/PROTOCOL.md, "The two-round-trip commit"). */
+    /** The kinds of write a process sends (see docs/TWO-ROUND.md). */
     enum Kind {
         /** The transaction document's insert-if-absent (round 1, beside the prepares). */
         INSERT,
