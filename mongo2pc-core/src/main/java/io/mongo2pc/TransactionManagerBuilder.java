@@ -228,8 +228,10 @@ public final class TransactionManagerBuilder {
      * Which rules new transactions follow (docs/TWO-ROUND.md, docs/PROTOCOL.md). Not set (the
      * default): the two-round commit, where the transaction document and every prepare are sent at once, then
      * the commit, and increases take effect only after the commit point, so no guard and no
-     * committed read ever relies on an increase that is not committed; a transaction it cannot run
-     * yet (one with an insert, update or delete, and a queued one, {@code submit}) follows the
+     * committed read ever relies on an increase that is not committed (inserts, updates, deletes and
+     * queued transactions too: an update's change is applied before the commit point with its
+     * before-image kept, so a refused update cancels); a transaction whose id no entry can be named
+     * after (a custom id that is not a string, a whole number or an ObjectId) follows the
      * tutorial's rules instead, as its document records. {@code true}: the two-round commit only;
      * such a transaction is refused before anything is written, so that no credit of this manager
      * ever takes effect before its commit point. {@code false}: the tutorial's rules for every
