@@ -14,8 +14,8 @@ import static java.util.Map.entry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Exhaustive model check of the two-round-trip commit, designed in docs/TWO-ROUND.md and not yet
- * what the code does (see docs/MODEL.md): every interleaving of round 1 (the transaction
+ * Exhaustive model check of the two-round-trip commit of docs/TWO-ROUND.md, the library's default
+ * rules (see docs/MODEL.md): every interleaving of round 1 (the transaction
  * document's insert racing both prepares), the commit compare-and-set, releases, resolvers that
  * meet markers (roll forward, undo, tombstone), recovery's takeovers, with pauses, lost answers,
  * late copies of writes and crashes; one transfer alone, and two transfers sharing an account.
