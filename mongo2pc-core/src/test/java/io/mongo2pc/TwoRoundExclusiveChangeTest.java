@@ -48,7 +48,7 @@ class TwoRoundExclusiveChangeTest {
 
     private static TransactionManager manager(CrashHook hook) {
         return TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
-                .application("round-1b").twoRoundCommit(true).crashHook(hook).build();
+                .application("round-1b").twoRoundCommit(true).finishInBackground(false).crashHook(hook).build();
     }
 
     /** A transfer of 30 from A to B, an insert, and {@code update} of ann. */
