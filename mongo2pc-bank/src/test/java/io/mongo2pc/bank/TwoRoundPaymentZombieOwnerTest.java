@@ -17,23 +17,23 @@ import java.util.List;
 class TwoRoundPaymentZombieOwnerTest extends TwoRoundZombieOwnerTest {
     /** Three prepares and three releases: a lease the loaded machine meets, or the run cancels before the point it pauses at. */
     @Override
-    Duration ownerLease() {
+    protected Duration ownerLease() {
         return Duration.ofSeconds(1);
     }
 
     @Override
-    TransactionOutcome start(TransactionManager owner) {
+    protected TransactionOutcome start(TransactionManager owner) {
         return new Payments(owner).pay("o1", "alice");
     }
 
     @Override
-    void setUp(TransactionManager setup) {
+    protected void setUp(TransactionManager setup) {
         new Bank(setup).createAccount("alice", 100L);
         new Payments(setup).createOrder("o1", 30L);
     }
 
     @Override
-    List<Object> observed(String db) {
+    protected List<Object> observed(String db) {
         MongoDatabase d = mongo.client().getDatabase(db);
         return List.of(d.getCollection(Payments.ORDERS).find(new Document("_id", "o1")).first().getString("state"),
                 d.getCollection(Bank.ACCOUNTS).find(new Document("_id", "alice")).first().getLong("balance"),
@@ -41,17 +41,17 @@ class TwoRoundPaymentZombieOwnerTest extends TwoRoundZombieOwnerTest {
     }
 
     @Override
-    List<Object> expected(boolean done) {
+    protected List<Object> expected(boolean done) {
         return done ? List.of("Paid", 70L, 1L) : List.of("UnPaid", 100L, 0L);
     }
 
     @Override
-    long total(boolean done) {
+    protected long total(boolean done) {
         return done ? 70L : 100L;
     }
 
     @Override
-    List<String> collections() {
+    protected List<String> collections() {
         return List.of(Bank.ACCOUNTS, Payments.ORDERS, Payments.PAYMENTS);
     }
 }

@@ -1,7 +1,6 @@
 package io.mongo2pc.bank;
 
 import io.mongo2pc.spi.CrashPoint;
-import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 
 /**
@@ -12,14 +11,15 @@ import io.mongo2pc.TransactionManagerBuilder;
  * the insert (nothing or only prepares written) are {@code TwoRoundLateCopyTest}'s.
  */
 class TwoRoundZombieOwnerTest extends ZombieOwnerTest {
+    /** The library's default rules (the two-round commit), finished inline. */
     @Override
-    TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
-        return builder.finishInBackground(false); // the library's default rules: the two-round commit
+    protected TransactionManagerBuilder rules(TransactionManagerBuilder builder) {
+        return builder.finishInBackground(false);
     }
 
     /** Round 1 sends the prepares, then the insert: before either is sent, nothing or only prepares exist. */
     @Override
-    boolean beforeTheDocument(CrashPoint point) {
+    protected boolean beforeTheDocument(CrashPoint point) {
         return point.phase() == CrashPoint.Phase.BEFORE
                 && (point.step() == CrashPoint.Step.INSERT || point.step() == CrashPoint.Step.APPLY);
     }

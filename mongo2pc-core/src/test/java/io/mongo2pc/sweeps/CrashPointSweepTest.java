@@ -289,12 +289,7 @@ public class CrashPointSweepTest {
             }
         }
         assertThat(new Invariants(mongo.client(), db).expectTotal(db, total(done)).violations()).as(what).isEmpty();
-        for (String collection : collections()) {
-            for (Document doc : mongo.client().getDatabase(db).getCollection(collection).find()) {
-                assertThat(doc.keySet()).as(what + ": entries or lock left on " + doc.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
-                assertThat(doc.getList("pendingTransactions", Object.class, List.of())).as(what + ": markers left").isEmpty();
-            }
-        }
+        Leftovers.assertNoneLeft(mongo.client().getDatabase(db), collections(), what);
         // Checked: drop it so that the server stays small over hundreds of rounds.
         mongo.client().getDatabase(db).drop();
     }

@@ -1,0 +1,262 @@
+package io.mongo2pc.sweeps;
+
+import com.mongodb.client.MongoClient;
+import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerBuilder;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testing.Transfers;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import io.mongo2pc.testkit.Invariants;
+import org.bson.Document;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Fencing: an owner paused (as by GC or SIGSTOP) between any two of its writes, past its lease,
+ * while another instance finishes or cancels its transaction, then resumed with its next write in
+ * hand, changes nothing: no operation applied twice or after the cancel, no state moved back. The
+ * lease runs out in real server time here (a paused owner's deadline is server time), so each
+ * round waits a short lease. Here a transfer is two guarded increments stored with the
+ * transaction; the bank's tests run the same sweep on transfers in the tutorial's shape and on
+ * payments (subclasses set the managers' settings and the transaction).
+ */
+public class ZombieOwnerTest {
+    @RegisterExtension
+    protected static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    private static final Duration OWNER_LEASE = Duration.ofMillis(250);
+    private static MongoClient otherClient;
+    private int round;
+
+    /** What the other instance does once the owner's lease has run out. */
+    enum Takeover { RECOVER, CANCEL }
+
+    @Test
+    void pausedOwner_resumesAfterAnotherInstanceFinishedIt_everyLateWriteMatchesNothing() throws Exception {
+        int rounds = 0;
+        for (Takeover takeover : Takeover.values()) {
+            for (CrashPoint point : pointsOfACleanTransfer()) {
+                if (beforeTheDocument(point)) {
+                    continue; // nothing exists yet: the transfer simply starts when resumed
+                }
+                pauseAt(point, takeover);
+                rounds++;
+            }
+        }
+        assertThat(rounds).isGreaterThan(20);
+    }
+
+    /** True for the points at which the transaction document does not exist yet. */
+    protected boolean beforeTheDocument(CrashPoint point) {
+        return point.step() == CrashPoint.Step.INSERT && point.phase() == CrashPoint.Phase.BEFORE;
+    }
+
+    /** The rules of every manager: the tutorial's, finished inline (the two-round test: the default rules). */
+    protected TransactionManagerBuilder rules(TransactionManagerBuilder builder) {
+        return builder.twoRoundCommit(false).finishInBackground(false);
+    }
+
+    /** The settings of every manager (the bank's codec). */
+    protected TransactionManagerBuilder configure(TransactionManagerBuilder builder) {
+        return builder;
+    }
+
+    /** The transaction the owner runs: 100 from A to B as two guarded increments ({@link Transfers#of}). */
+    protected TransactionOutcome start(TransactionManager owner) {
+        return owner.run(Transfers.of(owner.settings().database(), "A", "B", 100L));
+    }
+
+    /** The documents of a fresh database the transaction runs on: accounts A and B of 1000 each. */
+    protected void setUp(TransactionManager setup) {
+        Transfers.createAccount(mongo.client().getDatabase(setup.settings().database()), "A", 1000L);
+        Transfers.createAccount(mongo.client().getDatabase(setup.settings().database()), "B", 1000L);
+    }
+
+    /** What the transaction changes, as stored. */
+    protected List<Object> observed(String db) {
+        return new ArrayList<>(balances(db));
+    }
+
+    /** {@link #observed} once the transaction ended {@code done}, or with nothing in effect. */
+    protected List<Object> expected(boolean done) {
+        return done ? List.of(900L, 1100L) : List.of(1000L, 1000L);
+    }
+
+    /** The total of the accounts' balances once the transaction ended {@code done}, or with nothing in effect. */
+    protected long total(boolean done) {
+        return 2000L;
+    }
+
+    /** The collections whose documents must carry no lock, entry or marker once the transaction ended. */
+    protected List<String> collections() {
+        return List.of("accounts");
+    }
+
+    private void pauseAt(CrashPoint point, Takeover takeover) throws Exception {
+        String db = freshDatabase();
+        CountDownLatch paused = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        AtomicReference<Object> txId = new AtomicReference<>();
+        CrashHook pauseOnce = (p, id) -> {
+            if (id != null) {
+                txId.compareAndSet(null, id);
+            }
+            if (p.equals(point) && paused.getCount() == 1) {
+                paused.countDown();
+                await(resume);
+            }
+        };
+        TransactionManager owner = manager(db, "owner", mongo.client(), pauseOnce, ownerLease());
+        CompletableFuture<TransactionOutcome> running = CompletableFuture.supplyAsync(() -> start(owner));
+        assertThat(paused.await(10, TimeUnit.SECONDS)).as("owner reached " + point).isTrue();
+
+        // Another instance waits out the owner's lease (server time) and finishes or cancels the transaction.
+        TransactionManager other = manager(db, "other", other(), CrashHook.NONE, Duration.ofSeconds(30));
+        Document settled;
+        try {
+            settled = settle(db, txId.get(), other, takeover);
+        } catch (AssertionError e) {
+            throw new AssertionError("owner paused at " + point + ": " + e.getMessage(), e);
+        }
+        List<Object> afterTakeover = observed(db);
+
+        resume.countDown();
+        String ownerEnding;
+        try {
+            TransactionOutcome outcome = running.get(30, TimeUnit.SECONDS);
+            ownerEnding = "returned " + outcome.state();
+            // Only an owner paused after its very last write may return: it had nothing left to send.
+            assertThat(point).as("owner returned normally after pausing at " + point)
+                    .isEqualTo(CrashPoint.after(CrashPoint.Step.FINISH, -1));
+        } catch (java.util.concurrent.ExecutionException e) {
+            ownerEnding = "threw " + e.getCause();
+            assertThat(e.getCause()).as("owner resumed at " + point).isInstanceOf(LeaseLostException.class);
+        }
+
+        String what = takeover + ", owner paused at " + point + " and " + ownerEnding;
+        Document after = transaction(db, txId.get());
+        assertThat(after.getString("state")).as(what + ": state").isEqualTo(settled.getString("state"));
+        assertThat(after.get("epoch")).as(what + ": epoch").isEqualTo(settled.get("epoch"));
+        assertThat(observed(db)).as(what + ": balances").isEqualTo(afterTakeover);
+        boolean done = TransactionState.parse(after.getString("state")).orElseThrow() == TransactionState.DONE;
+        assertThat(observed(db)).as(what + ": atomic").isEqualTo(expected(done));
+        assertThat(new Invariants(mongo.client(), db).expectTotal(db, total(done)).violations()).as(what).isEmpty();
+        Leftovers.assertNoneLeft(mongo.client().getDatabase(db), collections(), what);
+        mongo.client().getDatabase(db).drop();
+    }
+
+    /** Repeats recovery (or cancel) by the other instance until the transaction is terminal. */
+    private Document settle(String db, Object txId, TransactionManager other, Takeover takeover) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            Document tx = transaction(db, txId);
+            if (tx == null) {
+                // Two-round: an update's change (round 1b) runs beside the insert of the document,
+                // so an owner paused at the change may not have inserted it yet: wait for it.
+                Thread.sleep(20);
+                continue;
+            }
+            TransactionState state = TransactionState.parse(tx.getString("state")).orElseThrow();
+            if (state.isTerminal()) {
+                return tx;
+            }
+            if (takeover == Takeover.CANCEL && state == TransactionState.PENDING) {
+                try {
+                    other.cancel(txId, "canceled while its owner was paused");
+                } catch (io.mongo2pc.TransactionException stillOwned) {
+                    Thread.sleep(20); // the owner's lease has not run out yet
+                }
+            } else {
+                other.recover(Duration.ZERO);
+                Thread.sleep(20);
+            }
+        }
+        Document tx = transaction(db, txId);
+        throw new AssertionError("transaction not settled by the other instance (" + takeover + "): "
+                + (tx == null ? "no transaction document " + txId + " while its owner is paused" : tx.toJson()));
+    }
+
+    /** The owner's lease: short, since each round waits it out (a subclass with more writes per transaction may lengthen it). */
+    protected Duration ownerLease() {
+        return OWNER_LEASE;
+    }
+
+    /**
+     * The points of a run that commits; a probe that a loaded machine made miss its deadline (and
+     * cancel) is run again, so that every point listed is one a committing run reaches.
+     */
+    private List<CrashPoint> pointsOfACleanTransfer() {
+        for (int attempt = 1; ; attempt++) {
+            String db = freshDatabase();
+            Set<CrashPoint> points = new LinkedHashSet<>();
+            TransactionOutcome outcome = start(manager(db, "probe", mongo.client(), (p, id) -> points.add(p), ownerLease()));
+            mongo.client().getDatabase(db).drop();
+            if (outcome.state() == TransactionState.DONE || attempt == 3) {
+                assertThat(outcome.state()).as("a probe run, " + attempt + " attempts").isEqualTo(TransactionState.DONE);
+                return new ArrayList<>(points);
+            }
+        }
+    }
+
+    private String freshDatabase() {
+        String db = mongo.database() + "_" + (++round) + "_";
+        setUp(manager(db, "setup", mongo.client(), CrashHook.NONE, Duration.ofSeconds(30)));
+        return db;
+    }
+
+    private TransactionManager manager(String db, String app, MongoClient client, CrashHook hook, Duration lease) {
+        return configure(rules(TestManagers.crashing(client, db, app, hook).lease(lease)
+                .maxClockSkew(Duration.ofMillis(50)))).build();
+    }
+
+    /** The server's clients end with the test class (a subclass runs on a server of its own). */
+    @AfterAll
+    static void forgetClients() {
+        otherClient = null;
+    }
+
+    private static MongoClient other() {
+        if (otherClient == null) {
+            otherClient = mongo.newClient();
+        }
+        return otherClient;
+    }
+
+    private static Document transaction(String db, Object id) {
+        return mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", id)).first();
+    }
+
+    private static List<Long> balances(String db) {
+        List<Long> balances = new ArrayList<>();
+        for (String id : List.of("A", "B")) {
+            balances.add(mongo.client().getDatabase(db).getCollection("accounts").find(new Document("_id", id)).first().getLong("balance"));
+        }
+        return balances;
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
