@@ -33,7 +33,8 @@ class TransactionObservationsTest {
     @Test
     void transfer_isOneObservation_withItsCommitPoint_outcome_andParent() {
         TestObservationRegistry registry = TestObservationRegistry.create();
-        Bank bank = new Bank(tracedManager(registry, "app"));
+        TransactionManager manager = tracedManager(registry, "app");
+        Bank bank = new Bank(manager);
         bank.createAccount("A", 100L);
         bank.createAccount("B", 0L);
         mongo.invariants().expectTotal(mongo.database(), 100L);
@@ -43,6 +44,8 @@ class TransactionObservationsTest {
             bank.transfer("t-1", "A", "B", 10L);
         }
         request.stop();
+        // the observation ends at done: by default the manager's finisher thread gets there after the call returns
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();
 
         assertThat(registry).hasNumberOfObservationsWithNameEqualTo(TransactionObservations.NAME, 1)
                 .hasObservationWithNameEqualTo(TransactionObservations.NAME).that()
@@ -60,12 +63,14 @@ class TransactionObservationsTest {
     @Test
     void retriedTransactionId_leavesNoSecondObservationOpen() {
         TestObservationRegistry registry = TestObservationRegistry.create();
-        Bank bank = new Bank(tracedManager(registry, "app"));
+        TransactionManager manager = tracedManager(registry, "app");
+        Bank bank = new Bank(manager);
         bank.createAccount("A", 100L);
         bank.createAccount("B", 0L);
         bank.transfer("t-1", "A", "B", 10L);
 
         bank.transfer("t-1", "A", "B", 10L); // a caller's retry: the same transaction, nothing written again
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();
 
         assertThat(observations.following()).as("observations left open").isZero();
         assertThat(registry).hasNumberOfObservationsWithNameEqualTo(TransactionObservations.NAME, 1);
