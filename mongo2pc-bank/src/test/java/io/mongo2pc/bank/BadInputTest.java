@@ -269,6 +269,19 @@ class BadInputTest {
     }
 
     @Test
+    void operationsOnTheTwoRoundCommitsEntries_areRefused() {
+        // An entry (a field named _m2pc_ and the transaction's id) holds what a prepare took: nobody else may touch it.
+        refused(List.of(inc("A", "_m2pc_st-1", 1L, null)), "'_m2pc_st-1' is reserved");
+        refused(List.of(inc("A", "_m2pc_st-1.d", 1L, null)), "'_m2pc_st-1.d' is reserved");
+        refused(List.of(inc("A", "balance", -1L, new Document("_m2pc_st-1", new Document("$exists", false)))),
+                "reserved field '_m2pc_st-1'");
+        refused(List.of(Operation.update(account("A"), new Document("$unset", new Document("_m2pc_st-1", "")), null)),
+                "'_m2pc_st-1' is reserved");
+        refused(List.of(Operation.insert(DocumentRef.of(mongo.database(), "things", "x"), new Document("_m2pc_sx", 1))),
+                "'_m2pc_sx' is reserved");
+    }
+
+    @Test
     void run_fieldNamesThatAreOperatorsOrBadPaths_areRefused() {
         for (String field : List.of("$inc", "$set", "balance.$", "balance.$[]", "", ".balance", "balance.", "a..b")) {
             refused(List.of(inc("A", field, 1L, null)), "invalid field name '" + field + "'");

@@ -287,9 +287,17 @@ public final class Validation {
             throw new InvalidTransactionException(where + ": invalid field name '" + field + "'");
         }
         String root = field.contains(".") ? field.substring(0, field.indexOf('.')) : field;
-        if (root.equals(Fields.MARKERS) || root.equals(Fields.ID) || root.equals(Fields.LOCK)) {
+        if (root.equals(Fields.ID) || reserved(root)) {
             throw new InvalidTransactionException(where + ": field '" + field + "' is reserved and cannot be changed by an operation");
         }
+    }
+
+    /**
+     * True for a top-level field the library keeps on participants: the markers, an exclusive
+     * operation's lock, and the two-round commit's entries (every name starting with {@code _m2pc_}).
+     */
+    private static boolean reserved(String root) {
+        return root.equals(Fields.MARKERS) || root.equals(Fields.LOCK) || EntryName.isEntry(root);
     }
 
     static void checkGuard(Document guard, Object where) {
@@ -308,7 +316,7 @@ public final class Validation {
                             + new TreeSet<>(GUARD_OPERATORS) + ")");
                 }
                 String root = key.indexOf('.') < 0 ? key : key.substring(0, key.indexOf('.'));
-                if (!key.startsWith("$") && (root.equals(Fields.MARKERS) || root.equals(Fields.LOCK) || (depth == 0 && root.equals(Fields.ID)))) {
+                if (!key.startsWith("$") && (reserved(root) || (depth == 0 && root.equals(Fields.ID)))) {
                     throw new InvalidTransactionException(where + ": guard may not test the reserved field '" + key + "'");
                 }
                 checkGuardValue(e.getValue(), where, depth + 1);
