@@ -111,6 +111,29 @@ class LineChartTest {
     }
 
     @Test
+    void legendTooWideForTheTitleLine_goesUnderTheTitle_notOverIt() throws Exception {
+        List<LineChart.Series> series = new ArrayList<>();
+        int[] colors = {0xff0000, 0x00ff00, 0x0000ff, 0xff00ff, 0x00ffff, 0xffff00};
+        for (int i = 0; i < colors.length; i++) {
+            series.add(new LineChart.Series("a rather long name of series " + i, new Color(colors[i]),
+                    List.of(new double[]{0, 10 + i}, new double[]{1, 20 + i}), false));
+        }
+        Path png = dir.resolve("legend.png");
+        LineChart.write(png, "title", List.of(new LineChart.Panel("16 threads", "x", "y", series)));
+
+        BufferedImage image = ImageIO.read(png.toFile());
+        // The panel's title sits at the left of its line, 40 px down (one title line above): no key's colour there.
+        for (int y = 38; y < 54; y++) {
+            for (int x = 80; x < 180; x++) {
+                int rgb = image.getRGB(x, y) & 0xffffff;
+                for (int c : colors) {
+                    assertThat(rgb).as("a legend key's colour over the panel's title at " + x + "," + y).isNotEqualTo(c);
+                }
+            }
+        }
+    }
+
+    @Test
     void latencyPlot_drawsThePointsOfAJsonLinesFile() throws Exception {
         Path in = dir.resolve("runs.jsonl");
         Files.write(in, List.of(
