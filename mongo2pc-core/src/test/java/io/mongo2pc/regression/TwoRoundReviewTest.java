@@ -272,8 +272,9 @@ class TwoRoundReviewTest {
         mongo.invariants().expectTotal(mongo.database(), 100L);
         crashBeforeInsert("pay-3");
         assertThat(balance("A")).as("the crashed run's hold").isEqualTo(90L);
+        // Lease 5 s: its own prepares are fenced by its deadline (a 1.5 s stall at 1 s canceled it).
         TransactionManager first = TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(mongo.database())
-                .application("first").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                .application("first").twoRoundCommit(true).lease(Duration.ofSeconds(5)).maxClockSkew(Duration.ofMillis(100))
                 .conflictTimeout(Duration.ofSeconds(5)).build();
         TransactionOutcome outcome = first.run("pay-3", transfer(a, b, 10));
 
