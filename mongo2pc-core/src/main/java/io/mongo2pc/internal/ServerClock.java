@@ -20,7 +20,8 @@ final class ServerClock {
     /** How long one reading of the server's clock serves {@link #lowerBound()}. */
     private static final long READING_NANOS = 1_000_000_000L;
 
-    private record Reading(Instant server, long localNanos) { }
+    /** The server's time as read, the local time its reply arrived and the local time its request was sent. */
+    private record Reading(Instant server, long localNanos, long sentNanos) { }
 
     private final MongoCollection<Document> clocks;
     private volatile Reading reading;
@@ -67,6 +68,24 @@ final class ServerClock {
         return r == null ? null : boundFrom(r);
     }
 
+    /**
+     * A time the server's clock has certainly not passed yet: the last reading of it (null if there
+     * was none) plus the time this host's monotonic clock measured since that reading's request was
+     * sent, plus the millisecond the reading was cut to, rounded up to the millisecond. A write answered before this call ran on the
+     * server before this time. Like {@link #lowerBound()} this assumes the server's clock does not
+     * run faster than this host's by more than the clock skew allowance covers.
+     */
+    Instant upperBound() {
+        Reading r = reading;
+        if (r == null) {
+            return null;
+        }
+        long elapsed = Math.max(0, System.nanoTime() - r.sentNanos());
+        Instant bound = r.server().plusMillis(1).plusNanos(elapsed);
+        Instant cut = bound.truncatedTo(ChronoUnit.MILLIS);
+        return cut.equals(bound) ? cut : cut.plusMillis(1);
+    }
+
     /** The reading's server time plus the monotonic time elapsed since it arrived, cut to the millisecond. */
     private static Instant boundFrom(Reading r) {
         long elapsed = Math.max(0, System.nanoTime() - r.localNanos());
@@ -78,8 +97,9 @@ final class ServerClock {
         if (r != null && System.nanoTime() - r.localNanos() <= READING_NANOS) {
             return r;
         }
+        long sent = System.nanoTime();
         Instant server = now();
-        r = new Reading(server, System.nanoTime());
+        r = new Reading(server, System.nanoTime(), sent);
         reading = r;
         return r;
     }

@@ -1,0 +1,64 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+
+import java.util.Date;
+
+/**
+ * The lateness rule of the commit insert (docs/PROTOCOL.md, "The commit insert"): a two-round
+ * transaction's document that is {@code applied} or {@code done} counts as committed only if it was
+ * inserted before its deadline ({@code insertedAt < until}); one inserted at or after it counts as
+ * canceled ({@link ReasonCode#TIMED_OUT}) for every reader, whatever its stored state, and anyone
+ * may repair it to {@code canceled}. A document that reached {@code applied} by a compare-and-set
+ * was always inserted in time (the commit requires it), and a queued one has no {@code insertedAt}:
+ * the rule changes nothing for them. Stateless.
+ */
+final class LateCommit {
+    static final String REASON = "committed after its deadline";
+
+    private LateCommit() {
+    }
+
+    /** True if {@code transaction} is a two-round document, applied or done, inserted at or after its deadline. */
+    static boolean late(Document transaction) {
+        if (!TwoRound.follows(transaction)) {
+            return false;
+        }
+        Object raw = transaction.get(Fields.STATE);
+        TransactionState state = TransactionState.parse(raw instanceof String s ? s : null).orElse(null);
+        if (state != TransactionState.APPLIED && state != TransactionState.DONE) {
+            return false;
+        }
+        return inserted(transaction) && !transaction.getDate(TwoRound.INSERTED_AT).before(transaction.getDate(TwoRound.UNTIL));
+    }
+
+    private static boolean inserted(Document transaction) {
+        return transaction.get(TwoRound.INSERTED_AT) instanceof Date && transaction.get(TwoRound.UNTIL) instanceof Date;
+    }
+
+    /** The state {@code transaction} counts as: its stored state, or canceled if it is {@link #late}. */
+    static TransactionState stateOf(Document transaction) {
+        return late(transaction) ? TransactionState.CANCELED : TransactionStore.stateOf(transaction);
+    }
+
+    /**
+     * The repair of {@code late} (a {@link #late} document as read): its state becomes canceled with
+     * the reason and code it already counts with. The filter is the values read (id, state, nonce,
+     * until) and the lateness itself ({@code insertedAt >= until}; not equality on the stamp, which
+     * some servers keep finer than a BSON date), so the write changes only a document that already
+     * counts as canceled: it changes no outcome.
+     */
+    static UpdateOneModel<Document> repair(Document late) {
+        Document filter = new Document(Fields.ID, late.get(Fields.ID)).append(Fields.STATE, late.get(Fields.STATE))
+                .append(TwoRound.NONCE, late.get(TwoRound.NONCE))
+                .append(TwoRound.UNTIL, late.get(TwoRound.UNTIL))
+                .append(TwoRound.INSERTED_AT, new Document("$gte", late.get(TwoRound.UNTIL)));
+        Document set = new Document(Fields.STATE, TransactionState.CANCELED.stored()).append(Fields.REASON, REASON)
+                .append(Fields.CODE, ReasonCode.TIMED_OUT.name());
+        return new UpdateOneModel<>(filter, new Document("$set", set)
+                .append("$currentDate", new Document(Fields.LAST_MODIFIED, true)));
+    }
+}
