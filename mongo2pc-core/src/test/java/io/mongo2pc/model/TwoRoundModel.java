@@ -3,13 +3,11 @@ package io.mongo2pc.model;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.model.TwoRoundServer.Result;
 import io.mongo2pc.model.TwoRoundState.Msg;
-import io.mongo2pc.model.TwoRoundState.Phase;
 import io.mongo2pc.model.TwoRoundState.Proc;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -70,6 +68,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     private final TwoRoundServer server = new TwoRoundServer(this);
     private final TwoRoundProcesses processes = new TwoRoundProcesses(this, server);
     private final TwoRoundInvariants invariants = new TwoRoundInvariants(this);
+    private final TwoRoundCanonical canonical = new TwoRoundCanonical(this);
 
     TwoRoundModel(Set<TwoRoundBug> bugs, int txs, int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         this(bugs, false, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
@@ -240,110 +239,9 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         return normalize(n);
     }
 
-    /**
-     * Canonical form: what no rule reads any more is reset (ages of documents nobody can take over,
-     * deadlines of phases without fenced writes, entries' deadlines once a document exists), the
-     * wire is sorted, and each transaction's epochs are renumbered keeping order, equality and
-     * "is the next epoch".
-     */
+    /** Canonical form of a successor (see {@link TwoRoundCanonical#normalize}). */
     TwoRoundState normalize(TwoRoundState s) {
-        for (int t = 0; t < txs; t++) {
-            if (s.doc[t] == null || s.doc[t].isTerminal()) {
-                s.age[t] = 0;
-            }
-            if (s.doc[t] != TransactionState.PENDING) {
-                s.late[t] = false;
-            }
-            if (s.doc[t] != null || !s.anyMarker(t) && !prepareOnWire(s, t)) {
-                s.until[t] = minLeft; // read only by resolvers of entries of a transaction without a document
-            }
-            renumberEpochs(s, t);
-        }
-        for (int p = 0; p < s.procs.length; p++) {
-            Proc c = s.procs[p];
-            if (c.owner() && (c.phase() == Phase.RELEASE || c.phase() == Phase.RESOLVER_UNDO)) {
-                s.procs[p] = c.withLeft(0);
-            }
-        }
-        s.wire.removeIf(w -> w.proc() < 0 && dead(s, w));
-        s.wire.sort(null);
-        return symmetric ? TwoRoundSymmetry.canonical(s) : s;
-    }
-
-    /**
-     * An orphan that can never change anything again (nobody hears its answer): a fenced write past
-     * its deadline on its server (time only moves on), or a compare-and-set on an epoch or state
-     * the document has left (neither ever comes back).
-     */
-    private boolean dead(TwoRoundState s, Msg w) {
-        return switch (w.kind()) {
-            case PREPARE -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0 && !has(TwoRoundBug.PREPARE_WITHOUT_DEADLINE);
-            case CHANGE -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0;
-            case UNDO -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0 && !has(TwoRoundBug.OWNER_UNDO_WITHOUT_DEADLINE);
-            case INSERT -> s.doc[w.tx()] != null; // a duplicate key, for ever (documents are not pruned here)
-            case RELEASE, RESOLVER_UNDO -> !s.marker[w.tx()][w.op()] && s.doc[w.tx()] != null && s.doc[w.tx()] != TransactionState.PENDING
-                    && !has(TwoRoundBug.ROLL_FORWARD_WITHOUT_MARKER); // no prepare lands after the commit point or a cancel
-            case MOVE, RENEW -> s.doc[w.tx()] != w.from() || s.epoch[w.tx()] != w.epoch();
-            case TAKEOVER -> w.touched() || s.doc[w.tx()] != w.from() || s.epoch[w.tx()] != w.epoch();
-            default -> false;
-        };
-    }
-
-    private static boolean prepareOnWire(TwoRoundState s, int t) {
-        for (Msg w : s.wire) {
-            if ((w.kind() == TwoRoundState.Kind.PREPARE || w.kind() == TwoRoundState.Kind.CHANGE) && w.tx() == t) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void renumberEpochs(TwoRoundState s, int t) {
-        int[] used = new int[32];
-        int n = 0;
-        if (s.doc[t] != null) {
-            used[n++] = s.epoch[t];
-        }
-        for (Proc c : s.procs) {
-            if (c.owner() && c.tx() == t) {
-                used[n++] = c.epoch();
-            }
-            if (c.move() != null && c.move().tx() == t) {
-                used[n++] = c.move().epoch();
-            }
-            if (c.hand() != null && c.hand().tx() == t) {
-                used[n++] = c.hand().epoch();
-            }
-        }
-        for (Msg w : s.wire) {
-            if (w.hasEpoch() && w.tx() == t) {
-                used[n++] = w.epoch();
-            }
-        }
-        if (n == 0) {
-            s.epoch[t] = 0;
-            return;
-        }
-        java.util.function.IntUnaryOperator map = Epochs.canonical(used, n);
-        if (s.doc[t] != null) {
-            s.epoch[t] = map.applyAsInt(s.epoch[t]);
-        } else {
-            s.epoch[t] = 0;
-        }
-        for (int p = 0; p < s.procs.length; p++) {
-            Proc c = s.procs[p];
-            if (c.owner() && c.tx() == t) {
-                c = c.withEpoch(map.applyAsInt(c.epoch()));
-            }
-            if (c.move() != null && c.move().tx() == t) {
-                c = c.withMove(c.move().withEpoch(map.applyAsInt(c.move().epoch())), c.moveDoubt());
-            }
-            if (c.hand() != null && c.hand().tx() == t) {
-                c = c.withHand(c.hand().withEpoch(map.applyAsInt(c.hand().epoch())));
-            }
-            s.procs[p] = c;
-        }
-        s.wire.replaceAll(w -> w.hasEpoch() && w.tx() == t ? w.withEpoch(map.applyAsInt(w.epoch())) : w);
+        return canonical.normalize(s);
     }
 
     @Override
@@ -375,40 +273,9 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         return true;
     }
 
-    /**
-     * Situations a correct run must reach, so that the invariants are not checked in vain (the
-     * suite asserts each was reached at least once).
-     */
+    /** Situations a correct run must reach (see {@link TwoRoundSituations}). */
     Map<String, Predicate<TwoRoundState>> situations() {
-        Map<String, Predicate<TwoRoundState>> watch = new LinkedHashMap<>();
-        watch.put("owner finds its transaction tombstoned", s -> s.tomb[0] && Arrays.stream(s.procs)
-                .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RESOLVER_UNDO));
-        watch.put("tombstone with a hold still to undo", s -> s.tomb[0] && s.marker[0][0]);
-        watch.put("document inserted after its deadline", s -> s.late[0]);
-        watch.put("recovery re-prepares a pending transaction", s -> Arrays.stream(s.procs)
-                .anyMatch(p -> p.owner() && p.phase() == Phase.PREPARE && p.ins() == TwoRoundState.NO_INSERT));
-        watch.put("a credit rolled forward by another process before its owner's release ran", s -> Arrays.stream(s.procs)
-                .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) == TwoRoundState.WIRE
-                        && s.eff[0][1] == 1));
-        if (exclusive) {
-            watch.put("T1's update changed, not committed yet", s -> s.image != TwoRoundState.NO_IMAGE && s.doc[0] == TransactionState.PENDING);
-            watch.put("T1's update committed, its lock not released yet", s -> s.committed[0] && s.marker[0][1]);
-        }
-        if (exclusive && txs == 2) {
-            watch.put("T2's hold on A refused by T1's lock", s -> s.marker[0][1] && Arrays.stream(s.procs)
-                    .anyMatch(p -> p.owner() && p.tx() == 1 && p.slot(0) == TwoRoundState.REFUSED));
-            watch.put("T1's take of A refused by T2's hold", s -> s.marker[1][0] && Arrays.stream(s.procs)
-                    .anyMatch(p -> p.owner() && p.tx() == 0 && p.slot(1) == TwoRoundState.REFUSED));
-            watch.put("T2 committed before T1, T1 committed after", s -> s.firstCommitted == 1 && s.committed[0]);
-            watch.put("T1 committed before T2, T2 committed after", s -> s.firstCommitted == 0 && s.committed[1]);
-        }
-        if (txs == 2) {
-            watch.put("T2 committed", s -> s.committed[1]);
-            watch.put("T2 canceled", s -> s.canceled[1]);
-            watch.put("T2 committed before T1's owner released T1's credit", s -> s.committed[1] && Arrays.stream(s.procs)
-                    .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) != TwoRoundState.DONE));
-        }
-        return watch;
+        return TwoRoundSituations.of(this);
     }
 
     /**
