@@ -32,11 +32,13 @@ final class TwoRoundCanonical {
             if (s.doc[t] == null || s.doc[t].isTerminal()) {
                 s.age[t] = 0;
             }
-            if (s.doc[t] != TransactionState.PENDING) {
+            if (s.doc[t] != TransactionState.PENDING && (!m.commitInsert || s.doc[t] == null)) {
                 s.late[t] = false;
             }
-            if (s.doc[t] != null || !s.anyMarker(t) && !prepareOnWire(s, t)) {
-                s.until[t] = minLeft; // read only by resolvers of entries of a transaction without a document
+            if (s.doc[t] != null && !m.prune || !s.anyMarker(t) && !prepareOnWire(s, t)) {
+                // read only by resolvers of entries of a transaction without a document (with prune,
+                // its document may go while entries are left)
+                s.until[t] = minLeft;
             }
             renumberEpochs(s, t);
         }
@@ -61,7 +63,7 @@ final class TwoRoundCanonical {
             case PREPARE -> w.left() + m.behind[ACC[w.tx()][w.op()]] <= 0 && !m.has(TwoRoundBug.PREPARE_WITHOUT_DEADLINE);
             case CHANGE -> w.left() + m.behind[ACC[w.tx()][w.op()]] <= 0;
             case UNDO -> w.left() + m.behind[ACC[w.tx()][w.op()]] <= 0 && !m.has(TwoRoundBug.OWNER_UNDO_WITHOUT_DEADLINE);
-            case INSERT -> s.doc[w.tx()] != null; // a duplicate key, for ever (documents are not pruned here)
+            case INSERT, COMMIT_INSERT -> s.doc[w.tx()] != null && !m.prune; // a duplicate key, for ever unless pruned
             case RELEASE, RESOLVER_UNDO -> !s.marker[w.tx()][w.op()] && s.doc[w.tx()] != null && s.doc[w.tx()] != TransactionState.PENDING
                     && !m.has(TwoRoundBug.ROLL_FORWARD_WITHOUT_MARKER); // no prepare lands after the commit point or a cancel
             case MOVE, RENEW -> s.doc[w.tx()] != w.from() || s.epoch[w.tx()] != w.epoch();

@@ -50,6 +50,15 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     final boolean exclusive;
     /** With {@link #exclusive}: the server refuses the update's change (a unique index, a validator). */
     final boolean refusesChange;
+    /**
+     * The commit-insert variant (docs/COMMIT-INSERT.md): round 1 is the prepares alone; the commit
+     * point is the document's first write, inserted {@code applied} and stamped, which counts as
+     * committed only if it ran before the round's deadline; an owner whose round is in doubt before
+     * its deadline inserts the pending document of today's rules instead and goes on by them.
+     */
+    final boolean commitInsert;
+    /** {@code prune} may delete any finished transaction document (done, canceled, tombstone) at any time. */
+    final boolean prune;
     final int txs;
     final int[] initial;
     final int lease;
@@ -76,6 +85,11 @@ final class TwoRoundModel implements Model<TwoRoundState> {
 
     TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, boolean refusesChange, int txs, int[] initial, int lease, int skew,
                   int[] behind, int crashes, int delays, int helpers) {
+        this(bugs, exclusive, refusesChange, false, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
+    }
+
+    TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, boolean refusesChange, boolean commitInsert, boolean prune, int txs,
+                  int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         if (txs < 1 || txs > 2 || initial.length != 3 || behind.length != 3 || skew >= lease
                 || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew)) {
             throw new IllegalArgumentException("need 1..2 transactions, 3 balances, 0 <= behind <= skew < lease");
@@ -83,6 +97,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         this.bugs = bugs.isEmpty() ? EnumSet.noneOf(TwoRoundBug.class) : EnumSet.copyOf(bugs);
         this.exclusive = exclusive;
         this.refusesChange = refusesChange;
+        this.commitInsert = commitInsert;
+        this.prune = prune;
         this.txs = txs;
         this.initial = initial.clone();
         this.lease = lease;
@@ -133,6 +149,14 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         return false;
     }
 
+    /**
+     * True if {@code t}'s document is applied or done but counts as canceled: the commit-insert
+     * variant's lateness rule (inserted at or after its deadline), unless a bug ignores it.
+     */
+    boolean countsLate(TwoRoundState s, int t) {
+        return commitInsert && s.late[t] && !has(TwoRoundBug.READER_IGNORES_LATENESS) && !has(TwoRoundBug.NO_LATENESS_RULE);
+    }
+
     /** The owner's deadline from the document's latest stamp: stamp + lease - maxClockSkew. */
     int deadline(TwoRoundState s, int t) {
         return Math.max(minLeft, lease - skew - s.age[t]);
@@ -165,6 +189,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         s.eff = new int[txs][OPS];
         s.committed = new boolean[txs];
         s.canceled = new boolean[txs];
+        s.told = new int[txs];
+        s.pruned = new boolean[txs];
         s.crashesLeft = crashes;
         s.delaysLeft = delays;
         s.procs = new Proc[txs + helpers];
@@ -212,12 +238,27 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 processes.reply(n, w.proc(), w, r);
             }
             out.add(new Step<>(() -> "server runs " + w + " -> " + r, normalize(n)));
-            if (w.kind() == TwoRoundState.Kind.INSERT && w.proc() < 0) {
+            if ((w.kind() == TwoRoundState.Kind.INSERT || w.kind() == TwoRoundState.Kind.COMMIT_INSERT || prune) && w.proc() < 0) {
                 // Lost for good (a crash before it left, a network that dropped it). Any other orphan
-                // that never arrives is one that arrives once it can change nothing (see dead()).
+                // that never arrives is one that arrives once it can change nothing (see dead());
+                // with prune, a document can go, so an orphan may stay able to change something.
                 TwoRoundState gone = s.copy();
                 gone.wire.remove(k);
                 out.add(new Step<>(() -> w + " is lost", normalize(gone)));
+            }
+        }
+        for (int tx = 0; tx < txs && prune; tx++) {
+            int t = tx;
+            if (s.doc[t] != null && (s.doc[t].isTerminal() || has(TwoRoundBug.PRUNE_UNFINISHED))) {
+                TwoRoundState n = s.copy();
+                n.doc[t] = null;
+                n.tomb[t] = false;
+                n.late[t] = false;
+                n.epoch[t] = 0;
+                n.age[t] = 0;
+                n.owner[t] = TwoRoundState.NO_OWNER;
+                n.pruned[t] = true;
+                out.add(new Step<>(() -> "prune deletes T" + (t + 1) + "'s document (" + s.doc[t].stored() + ")", normalize(n)));
             }
         }
         out.add(new Step<>(() -> "tick", tick(s)));
@@ -282,7 +323,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
      * Bigger searches outside the test suite, e.g. {@code java -Xmx12g -cp
      * mongo2pc-core/target/test-classes:mongo2pc-core/target/classes io.mongo2pc.model.TwoRoundModel
      * txs=2 crashes=1 helpers=1}. Arguments: {@code txs=1|2 balances=A,B,C lease=N skew=N
-     * behind=A,B,C crashes=N delays=N helpers=N exclusive=true|false refusesChange=true|false bug=NAME} (bug repeatable).
+     * behind=A,B,C crashes=N delays=N helpers=N exclusive=true|false refusesChange=true|false
+     * commitInsert=true|false prune=true|false bug=NAME} (bug repeatable).
      */
     public static void main(String[] args) {
         int txs = 2;
@@ -295,6 +337,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         int helpers = 1;
         boolean exclusive = false;
         boolean refusesChange = false;
+        boolean commitInsert = false;
+        boolean prune = false;
         Set<TwoRoundBug> bugs = EnumSet.noneOf(TwoRoundBug.class);
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
@@ -309,12 +353,14 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 case "helpers" -> helpers = Integer.parseInt(kv[1]);
                 case "exclusive" -> exclusive = Boolean.parseBoolean(kv[1]);
                 case "refusesChange" -> refusesChange = Boolean.parseBoolean(kv[1]);
+                case "commitInsert" -> commitInsert = Boolean.parseBoolean(kv[1]);
+                case "prune" -> prune = Boolean.parseBoolean(kv[1]);
                 case "bug" -> bugs.add(TwoRoundBug.valueOf(kv[1]));
                 default -> throw new IllegalArgumentException("unknown argument " + arg);
             }
         }
         long start = System.nanoTime();
-        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, refusesChange, txs, balances, lease, skew, behind, crashes, delays, helpers);
+        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, refusesChange, commitInsert, prune, txs, balances, lease, skew, behind, crashes, delays, helpers);
         ModelChecker.Outcome outcome = new ModelChecker<>(model, model.situations()).run();
         System.out.println(String.join(" ", args) + ": " + outcome.report() + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         System.exit(outcome.ok() ? 0 : 1);

@@ -39,6 +39,20 @@ final class TwoRoundSituations {
             watch.put("T2 committed before T1, T1 committed after", s -> s.firstCommitted == 1 && s.committed[0]);
             watch.put("T1 committed before T2, T2 committed after", s -> s.firstCommitted == 0 && s.committed[1]);
         }
+        if (m.commitInsert) {
+            watch.put("a commit insert ran after its deadline (counts as canceled)", s -> s.doc[0] == TransactionState.APPLIED && s.late[0]);
+            watch.put("a late commit insert after T1's tombstone was pruned", s -> s.doc[0] == TransactionState.APPLIED && s.late[0]
+                    && s.pruned[0] && s.canceled[0] && !s.committed[0]);
+            watch.put("an owner undoing after reading back its late commit insert", s -> s.doc[0] == TransactionState.APPLIED
+                    && s.late[0] && Arrays.stream(s.procs).anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RESOLVER_UNDO));
+            watch.put("a late commit insert repaired to canceled", s -> s.doc[0] == TransactionState.CANCELED && s.late[0]);
+            watch.put("an owner told committed (commit insert)", s -> (s.told[0] & TwoRoundState.TOLD_COMMITTED) != 0
+                    && s.doc[0] == TransactionState.APPLIED && s.epoch[0] == 1);
+            watch.put("T1 canceled by its owner without a document", s -> s.doc[0] == TransactionState.CANCELED && !s.tomb[0]
+                    && !s.late[0] && Arrays.stream(s.procs).anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RESOLVER_UNDO));
+            watch.put("the pending document inserted after a prepare in doubt", s -> s.doc[0] == TransactionState.PENDING);
+            watch.put("a terminal document pruned with entries left", s -> s.pruned[0] && s.doc[0] == null && s.anyMarker(0));
+        }
         if (m.txs == 2) {
             watch.put("T2 committed", s -> s.committed[1]);
             watch.put("T2 canceled", s -> s.canceled[1]);
