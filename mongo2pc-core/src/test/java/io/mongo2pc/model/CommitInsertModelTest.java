@@ -105,17 +105,17 @@ class CommitInsertModelTest {
     private static final Map<TwoRoundBug, String> CAUGHT_AS = Map.ofEntries(
             entry(TwoRoundBug.OWNER_TRUSTS_LATE_INSERT, "told committed but T1 is canceled"),
             entry(TwoRoundBug.OWNER_CANCELS_AMBIGUOUS_LATE_INSERT, "told canceled but T1 committed"),
-            entry(TwoRoundBug.READER_IGNORES_LATENESS, "after T1 was canceled"),
-            entry(TwoRoundBug.NO_LATENESS_RULE, "T1 is canceled"),
-            entry(TwoRoundBug.PRUNE_UNFINISHED, "T1"),
+            entry(TwoRoundBug.READER_IGNORES_LATENESS, "readCommitted(A) computes 1 but the committed value is 0"),
+            entry(TwoRoundBug.NO_LATENESS_RULE, "readCommitted(A) computes 1 but the committed value is 0"),
+            entry(TwoRoundBug.PRUNE_UNFINISHED, "readCommitted(A) computes 0 but the committed value is 1"),
             entry(TwoRoundBug.CANCEL_WITHOUT_DOCUMENT_BEFORE_SETTLED, "was prepared after T1 was canceled"),
             entry(TwoRoundBug.RENEW_IGNORES_LATE_INSERT, "was prepared after T1 was canceled"),
-            entry(TwoRoundBug.COMMIT_CAS_IGNORES_LATE_INSERT, "T1"),
+            entry(TwoRoundBug.COMMIT_CAS_IGNORES_LATE_INSERT, "readCommitted(A) computes 1 but the committed value is 0"),
             entry(TwoRoundBug.RESOLVER_BEFORE_DEADLINE, "was prepared after T1 was canceled"),
             entry(TwoRoundBug.RESOLVER_WITHOUT_SKEW_MARGIN, "was prepared after T1 was canceled"),
             entry(TwoRoundBug.PREPARE_WITHOUT_DEADLINE, "was prepared after T1 was canceled"),
             entry(TwoRoundBug.COMMIT_BEFORE_EVERY_PREPARE_ACKNOWLEDGED, "committed before its operation"),
-            entry(TwoRoundBug.IN_DOUBT_PREPARE_RESENT_AT_ONCE, "was prepared after T1 was"));
+            entry(TwoRoundBug.IN_DOUBT_PREPARE_RESENT_AT_ONCE, "was prepared after T1 was committed"));
 
     private static Setup setupFor(TwoRoundBug bug) {
         return switch (bug) {
@@ -124,6 +124,7 @@ class CommitInsertModelTest {
             case CANCEL_WITHOUT_DOCUMENT_BEFORE_SETTLED -> new Setup("T1 refused", false, 1, new int[] {0, 0, 0}, 0,
                     new int[] {0, 0, 0}, 0, 0, 1);
             case OWNER_CANCELS_AMBIGUOUS_LATE_INSERT -> Setup.ONE_TRANSFER;
+            case IN_DOUBT_PREPARE_RESENT_AT_ONCE -> new Setup("T1 commits", false, 1, new int[] {0, 1, 0}, 0, new int[] {0, 0, 0}, 0, 1, 1);
             default -> Setup.SMALL;
         };
     }
