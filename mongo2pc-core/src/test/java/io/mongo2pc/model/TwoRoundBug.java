@@ -60,6 +60,11 @@ enum TwoRoundBug {
      * (after a tombstone was pruned) renews it and prepares again, after its transaction was canceled.
      */
     RENEW_IGNORES_LATE_INSERT(true, false, true),
+    /**
+     * Prune deletes a finished document younger than a lease (before its round's deadline): a copy of
+     * today's pending insert still in flight then inserts it again, and recovery runs it a second time.
+     */
+    PRUNE_YOUNG(true, false, true),
     /** Prune deletes a transaction document that is not finished (applied, pending). */
     PRUNE_UNFINISHED(true, false, true),
     /** The owner takes "my commit insert inserted the document" as committed, without knowing it ran before its deadline. */

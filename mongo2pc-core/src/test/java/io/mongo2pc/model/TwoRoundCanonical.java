@@ -29,8 +29,8 @@ final class TwoRoundCanonical {
         int txs = m.txs;
         int minLeft = m.minLeft;
         for (int t = 0; t < txs; t++) {
-            if (s.doc[t] == null || s.doc[t].isTerminal()) {
-                s.age[t] = 0;
+            if (s.doc[t] == null || s.doc[t].isTerminal() && !m.prune) {
+                s.age[t] = 0; // with prune, a finished document's age says whether prune may delete it
             }
             if (s.doc[t] != TransactionState.PENDING && (!m.commitInsert || s.doc[t] == null)) {
                 s.late[t] = false;

@@ -57,7 +57,10 @@ final class TwoRoundModel implements Model<TwoRoundState> {
      * its deadline inserts the pending document of today's rules instead and goes on by them.
      */
     final boolean commitInsert;
-    /** {@code prune} may delete any finished transaction document (done, canceled, tombstone) at any time. */
+    /**
+     * {@code prune} may delete any finished transaction document (done, canceled, tombstone) not
+     * modified for a lease, at any time after that.
+     */
     final boolean prune;
     final int txs;
     final int[] initial;
@@ -249,7 +252,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         }
         for (int tx = 0; tx < txs && prune; tx++) {
             int t = tx;
-            if (s.doc[t] != null && (s.doc[t].isTerminal() || has(TwoRoundBug.PRUNE_UNFINISHED))) {
+            boolean old = s.age[t] >= lease || has(TwoRoundBug.PRUNE_YOUNG);
+            if (s.doc[t] != null && (s.doc[t].isTerminal() && old || has(TwoRoundBug.PRUNE_UNFINISHED))) {
                 TwoRoundState n = s.copy();
                 n.doc[t] = null;
                 n.tomb[t] = false;
