@@ -42,11 +42,13 @@ final class TwoRoundProcesses {
     private final TwoRoundModel m;
     private final TwoRoundServer server;
     private final CommitInsertOwner variant;
+    private final TwoRoundResolvers resolvers;
 
     TwoRoundProcesses(TwoRoundModel model, TwoRoundServer server) {
         this.m = model;
         this.server = server;
         this.variant = new CommitInsertOwner(model, server, this);
+        this.resolvers = new TwoRoundResolvers(model, server, this, variant);
     }
 
     void steps(TwoRoundState s, int p, List<Step<TwoRoundState>> out) {
@@ -67,7 +69,7 @@ final class TwoRoundProcesses {
                 }
             });
         } else if (!c.owner()) {
-            idleSteps(s, p, c, out);
+            resolvers.idleSteps(s, p, c, out);
         } else {
             timeouts(s, p, c, out);
             ownerSteps(s, p, c, out);
@@ -166,10 +168,10 @@ final class TwoRoundProcesses {
             if (c.slot(i) == REFUSED) {
                 int op = i;
                 int a = ACC[t][i];
-                List<Resolution> fixes = resolutions(s, a, t);
-                for (Resolution r : fixes) {
-                    add(out, s, () -> "P" + p + " (writer refused on " + ACCOUNT[a] + ") " + r.label + ", then will prepare again", n -> {
-                        r.apply.accept(n);
+                List<TwoRoundResolvers.Resolution> fixes = resolvers.resolutions(s, a, t);
+                for (TwoRoundResolvers.Resolution r : fixes) {
+                    add(out, s, () -> "P" + p + " (writer refused on " + ACCOUNT[a] + ") " + r.label() + ", then will prepare again", n -> {
+                        r.apply().accept(n);
                         n.procs[p] = n.procs[p].withSlot(op, RESEND);
                     });
                 }
@@ -352,78 +354,6 @@ final class TwoRoundProcesses {
     static void stop(TwoRoundState n, int p) {
         n.procs[p] = Proc.IDLE;
         n.wire.replaceAll(w -> w.proc() == p ? w.orphan() : w);
-    }
-
-    // ---- idle processes: resolvers and recovery ------------------------------------------------
-
-    private record Resolution(String label, Consumer<TwoRoundState> apply) { }
-
-    /**
-     * What a process that meets a marker on account {@code a} may do about it, by the state of the
-     * marker's transaction (any but {@code except}): roll forward (committed), undo (canceled), or
-     * tombstone it (no document, and the entry's deadline + maxClockSkew has passed).
-     */
-    private List<Resolution> resolutions(TwoRoundState s, int a, int except) {
-        List<Resolution> out = new ArrayList<>();
-        for (int t = 0; t < m.txs; t++) {
-            for (int i = 0; i < OPS; i++) {
-                if (t == except || ACC[t][i] != a || !s.marker[t][i]) {
-                    continue;
-                }
-                int tx = t;
-                int op = i;
-                String where = "T" + (t + 1) + "'s marker on " + ACCOUNT[a];
-                TransactionState state = s.doc[t];
-                boolean late = m.countsLate(s, t); // the commit-insert variant: inserted late counts as canceled
-                if ((state == APPLIED || state == DONE) && !late) {
-                    out.add(new Resolution("rolls forward " + where, n -> server.rollForward(n, tx, op)));
-                } else if (state == CANCELED || late) {
-                    out.add(new Resolution("undoes " + where + " (canceled)", n -> server.undo(n, tx, op, true)));
-                } else if (state == null && m.resolvable(s, t)) {
-                    if (m.has(TwoRoundBug.RESOLVER_WITHOUT_TOMBSTONE)) {
-                        out.add(new Resolution("undoes " + where + " without a tombstone", n -> server.undo(n, tx, op, true)));
-                    } else {
-                        out.add(new Resolution("meets " + where + " without a document: inserts a tombstone",
-                                n -> server.tombstone(n, tx)));
-                    }
-                }
-            }
-        }
-        return out;
-    }
-
-    private void idleSteps(TwoRoundState s, int p, Proc c, List<Step<TwoRoundState>> out) {
-        if (c.hand() != null) {
-            Msg w = c.hand();
-            add(out, s, () -> "P" + p + " sends " + w, n -> {
-                n.procs[p] = Proc.IDLE;
-                if (server.execute(n, w) == Result.OK) {
-                    int t = w.tx();
-                    boolean cancel = w.cancel() || w.from() == PENDING && n.late[t] && !m.has(TwoRoundBug.LATE_INSERT_ROLLED_FORWARD);
-                    n.procs[p] = Proc.owning(t, n.epoch[t], w.from(), m.deadline(n, t), NO_INSERT, 0, cancel);
-                }
-            });
-            return;
-        }
-        for (int a = 0; a < s.balance.length; a++) {
-            for (Resolution r : resolutions(s, a, -1)) {
-                add(out, s, () -> "P" + p + " " + r.label, r.apply);
-            }
-        }
-        if (m.commitInsert) {
-            variant.repairs(s, p, out);
-        }
-        for (int tx = 0; tx < m.txs; tx++) {
-            int t = tx;
-            TransactionState state = s.doc[t];
-            if ((state == PENDING || state == APPLIED && !m.countsLate(s, t) || state == CANCELING) && s.age[t] >= m.lease) {
-                for (boolean cancel : state == PENDING ? new boolean[] {false, true} : new boolean[] {false}) {
-                    Msg read = new Msg(Kind.TAKEOVER, t, -1, 0, s.epoch[t], state, null, p, false, cancel);
-                    add(out, s, () -> "P" + p + " reads stale T" + (t + 1) + (cancel ? " to cancel it" : " to recover it"),
-                            n -> n.procs[p] = Proc.IDLE.withHand(read));
-                }
-            }
-        }
     }
 
     void add(List<Step<TwoRoundState>> out, TwoRoundState s, java.util.function.Supplier<String> label,

@@ -229,8 +229,8 @@ final class TwoRoundServer {
     /** CAS on state and epoch; a miss that finds the target state under our epoch is our own lost answer. */
     private Result move(TwoRoundState s, Msg w) {
         int t = w.tx();
-        // With prune, the commit also requires insertedAt < until (docs/TWO-ROUND.md, round 2).
-        boolean lateCommit = m.prune && w.to() == TransactionState.APPLIED && s.late[t] && !m.has(TwoRoundBug.COMMIT_CAS_IGNORES_LATE_INSERT);
+        // The commit requires insertedAt < until (docs/TWO-ROUND.md, round 2): it matters with prune or the commit insert.
+        boolean lateCommit = (m.prune || m.commitInsert) && w.to() == TransactionState.APPLIED && s.late[t] && !m.has(TwoRoundBug.COMMIT_CAS_IGNORES_LATE_INSERT);
         if (s.doc[t] == w.from() && s.epoch[t] == w.epoch() && !lateCommit) {
             setState(s, t, w.to());
             touch(s, t);
@@ -241,8 +241,8 @@ final class TwoRoundServer {
 
     private Result renew(TwoRoundState s, Msg w) {
         int t = w.tx();
-        // With prune, a document inserted late is never renewed: its prepares are not sent again.
-        boolean late = m.prune && s.late[t] && !m.has(TwoRoundBug.RENEW_IGNORES_LATE_INSERT);
+        // A document inserted late is never renewed, its prepares never sent again (with prune or the commit insert).
+        boolean late = (m.prune || m.commitInsert) && s.late[t] && !m.has(TwoRoundBug.RENEW_IGNORES_LATE_INSERT);
         if (s.doc[t] == w.from() && s.epoch[t] == w.epoch() && !late) {
             touch(s, t);
             return Result.OK;
