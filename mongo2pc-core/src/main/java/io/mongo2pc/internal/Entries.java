@@ -122,7 +122,11 @@ final class Entries {
         return whyNotPrepared(coll, inc, txId, nonce, until);
     }
 
-    /** Why a prepare matched nothing: in effect before, the document missing, the deadline, a lock, full, or the guard. */
+    /**
+     * Why a prepare matched nothing: in effect before, the document missing, a lock, full, the
+     * guard, or the deadline. A guard that does not hold refuses whatever the deadline says (two
+     * reads); only when it holds does a third read tell a passed deadline from a race.
+     */
     Participants.Result whyNotPrepared(MongoCollection<Document> coll, Operation.Increment inc, Object txId, String nonce,
                                        Instant until) {
         Object id = inc.document().id();
@@ -138,9 +142,6 @@ final class Entries {
             return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: document " + inc.document()
                     + " is prepared by another transaction with the id " + txId);
         }
-        if (coll.find(Participants.fenced(new Document(Fields.ID, id), until)).projection(Projections.include(Fields.ID)).first() == null) {
-            return Participants.Result.EXPIRED;
-        }
         Document lock = current.get(Fields.LOCK, Document.class);
         if (lock != null) {
             return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: document " + inc.document()
@@ -152,12 +153,15 @@ final class Entries {
         }
         Document guardHolds = new Document(Fields.ID, id);
         guardHolds.putAll(inc.guard());
-        if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() != null) {
-            return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: the prepare of " + inc.document()
-                    + " was refused while another transaction held it, and the guard holds now");
+        if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() == null) {
+            return Participants.Result.refused(Refusals.isFundsCheck(inc) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
+                    "guard " + inc.guard().toJson() + " does not hold on " + inc.document(), current);
         }
-        return Participants.Result.refused(Refusals.isFundsCheck(inc) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
-                "guard " + inc.guard().toJson() + " does not hold on " + inc.document());
+        if (coll.find(Participants.fenced(new Document(Fields.ID, id), until)).projection(Projections.include(Fields.ID)).first() == null) {
+            return Participants.Result.EXPIRED;
+        }
+        return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: the prepare of " + inc.document()
+                + " was refused while another transaction held it, and the guard holds now");
     }
 
     /** The nonce of {@code txId}'s entry on {@code doc}, or null. */

@@ -40,17 +40,25 @@ final class Participants {
         BUSY
     }
 
-    /** What a write did; a refusal or a wait says why, in words and as a code. */
-    record Result(Kind kind, String reason, ReasonCode code) {
-        static final Result DONE = new Result(Kind.DONE, null, null);
-        static final Result EXPIRED = new Result(Kind.EXPIRED, null, null);
+    /**
+     * What a write did; a refusal or a wait says why, in words and as a code. {@code seen}: the
+     * document as read to tell why (or null), so that the caller can resolve the markers on it
+     * without reading it again.
+     */
+    record Result(Kind kind, String reason, ReasonCode code, Document seen) {
+        static final Result DONE = new Result(Kind.DONE, null, null, null);
+        static final Result EXPIRED = new Result(Kind.EXPIRED, null, null, null);
 
         static Result refused(ReasonCode code, String reason) {
-            return new Result(Kind.REFUSED, reason, code);
+            return refused(code, reason, null);
+        }
+
+        static Result refused(ReasonCode code, String reason, Document seen) {
+            return new Result(Kind.REFUSED, reason, code, seen);
         }
 
         static Result busy(ReasonCode code, String reason) {
-            return new Result(Kind.BUSY, reason, code);
+            return new Result(Kind.BUSY, reason, code, null);
         }
     }
 

@@ -12,6 +12,7 @@ import org.bson.Document;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,7 +66,7 @@ final class RoundOne {
     <T> Sent[] send(Object txId, String nonce, List<Operation> ops, Instant until, Supplier<T> insert,
                     List<T> inserted) {
         Map<List<String>, List<Integer>> groups = groups(ops);
-        List<Future<WriteCombiner.Answer>> answers = new ArrayList<>();
+        List<Future<WriteCombiner.Answer[]>> answers = new ArrayList<>();
         Map<Integer, Future<Sent>> exclusive = new LinkedHashMap<>();
         try {
             for (List<Integer> group : groups.values()) {
@@ -75,7 +76,7 @@ final class RoundOne {
                     writes.add(entries.prepareWrite((Operation.Increment) ops.get(i), txId, nonce, until));
                 }
                 WriteCombiner combiner = targets.combiner(ops.get(group.get(0)).document());
-                answers.add(SENDERS.submit(() -> combiner.answer(writes)));
+                answers.add(SENDERS.submit(() -> combiner.answers(writes)));
             }
             for (int i = 0; i < ops.size(); i++) {
                 if (!(ops.get(i) instanceof Operation.Increment)) {
@@ -93,7 +94,7 @@ final class RoundOne {
         } catch (RuntimeException | Error e) {
             // This thread stops here (a crash point, an error): what was sent lands before it goes
             // on, as if the network had delivered it at once; a crash may leave it in any state.
-            answers.forEach(answer -> await(answer, txId));
+            answers.forEach(answer -> await(answer, 0, txId));
             exclusive.values().forEach(answer -> awaitSent(answer, txId, until));
             throw e;
         }
@@ -108,14 +109,16 @@ final class RoundOne {
         return sent;
     }
 
-    private void collect(List<Operation> ops, Map<List<String>, List<Integer>> groups, List<Future<WriteCombiner.Answer>> answers,
+    private void collect(List<Operation> ops, Map<List<String>, List<Integer>> groups, List<Future<WriteCombiner.Answer[]>> answers,
                          Map<Integer, Future<Sent>> exclusive, Sent[] sent, Object txId, String nonce, Instant until) {
         int g = 0;
         for (List<Integer> group : groups.values()) {
-            WriteCombiner.Answer answer = await(answers.get(g++), txId);
-            for (int i : group) {
+            WriteCombiner.Answer[] answer = await(answers.get(g++), group.size(), txId);
+            for (int k = 0; k < group.size(); k++) {
+                int i = group.get(k);
                 Operation op = ops.get(i);
-                sent[i] = switch (answer) {
+                // Only a prepare not known to be in effect is sent again on its own (which also says why it was not).
+                sent[i] = switch (answer[k]) {
                     case MATCHED -> new Sent(Participants.Result.DONE, false, until);
                     case IN_DOUBT -> Sent.inDoubt(until);
                     case NOT_KNOWN -> alone(txId, () -> prepareAlone(op, i, txId, nonce, until), until);
@@ -218,11 +221,15 @@ final class RoundOne {
         }
     }
 
-    private static WriteCombiner.Answer await(Future<WriteCombiner.Answer> answer, Object txId) {
+    /** The answer of each of the {@code writes} prepares of a group. */
+    private static WriteCombiner.Answer[] await(Future<WriteCombiner.Answer[]> answer, int writes, Object txId) {
         try {
             return answer.get();
         } catch (ExecutionException e) {
-            return WriteCombiner.Answer.IN_DOUBT; // the combiner answers without throwing: this is a bug, judged safely
+            // the combiner answers without throwing: this is a bug, judged safely
+            WriteCombiner.Answer[] inDoubt = new WriteCombiner.Answer[writes];
+            Arrays.fill(inDoubt, WriteCombiner.Answer.IN_DOUBT);
+            return inDoubt;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new OutcomeUnknownException("transaction " + txId + ": interrupted while its prepares were sent",

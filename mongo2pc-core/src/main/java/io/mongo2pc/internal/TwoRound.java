@@ -218,7 +218,7 @@ final class TwoRound {
                     }
                     c.writes().renew(tx);
                 } else if (r.kind() == Participants.Kind.BUSY) {
-                    if (resolveOn(tx, i) == 0) {
+                    if (resolveOn(tx, i, null) == 0) {
                         long now = c.settings().clock().nanoTime();
                         busySince = busySince == 0 ? now : busySince;
                         if (now - busySince > c.settings().conflictTimeout().toNanos()) {
@@ -230,7 +230,7 @@ final class TwoRound {
                         backoffMs = Math.min(200, backoffMs * 2);
                     }
                     c.writes().renewIfDue(tx);
-                } else if (resolves++ < 3 && resolveOn(tx, i) > 0) {
+                } else if (resolves++ < 3 && resolveOn(tx, i, r.seen()) > 0) {
                     // Refused: markers of transactions that can be resolved (a committed credit not
                     // released yet) are resolved, then the prepare is sent again.
                     c.writes().renewIfDue(tx);
@@ -258,12 +258,17 @@ final class TwoRound {
         }
     }
 
-    /** Resolves the markers of other transactions on the participant of operation {@code i}; how many it removed. */
-    private int resolveOn(OwnedTransaction tx, int i) {
+    /**
+     * Resolves the markers of other transactions on the participant of operation {@code i}, as
+     * {@code seen} shows it (read just now to tell why a prepare was refused) or else as read now;
+     * how many it removed.
+     */
+    private int resolveOn(OwnedTransaction tx, int i, Document seen) {
         var ref = tx.ops.get(i).document();
         var coll = c.targets().collection(ref);
         return c.retrier().call("resolve markers", tx.id, tx.state, () -> {
-            Document doc = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
+            Document doc = seen != null ? seen
+                    : coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
             return doc == null ? 0 : c.resolver().resolve(coll, doc, tx.id, tx.nonce);
         });
     }

@@ -100,16 +100,17 @@ final class TwoRoundFinish {
                 writes.add(release(tx, i));
             }
             WriteCombiner combiner = c.targets().combiner(tx.ops.get(group.get(0)).document());
-            boolean all = c.retrier().call("release", tx.id, tx.state, () -> {
-                boolean matched = combiner.write(writes);
+            WriteCombiner.Answer[] answers = c.retrier().call("release", tx.id, tx.state, () -> {
+                WriteCombiner.Answer[] each = combiner.answers(writes);
                 for (int i : group) {
                     hook(CrashPoint.after(Step.RELEASE, i), tx.id);
                 }
-                return matched;
+                return each;
             });
-            for (int n = 0; !all && n < group.size(); n++) {
-                int i = group.get(n);
-                entryWrite(tx, i, writes.get(n)); // matched, or the entry gone: released (by anyone)
+            for (int n = 0; n < group.size(); n++) {
+                if (answers[n] != WriteCombiner.Answer.MATCHED) {
+                    entryWrite(tx, group.get(n), writes.get(n)); // matched, or the entry gone: released (by anyone)
+                }
             }
         }
         for (int i = 0; i < tx.ops.size(); i++) {

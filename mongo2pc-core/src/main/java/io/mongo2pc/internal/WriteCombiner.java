@@ -53,11 +53,12 @@ final class WriteCombiner {
     }
 
     private final MongoCollection<Document> collection;
-    private final Batcher<List<UpdateOneModel<Document>>, Answer> batcher;
+    /** Each thread's writes in, one answer per write out. */
+    private final Batcher<List<UpdateOneModel<Document>>, Answer[]> batcher;
 
     WriteCombiner(MongoCollection<Document> collection, int requestsInFlight) {
         this.collection = collection;
-        this.batcher = new Batcher<>(this::send, List::size, MAX_WRITES, requestsInFlight);
+        this.batcher = new Batcher<>(this::sendEach, List::size, MAX_WRITES, requestsInFlight);
     }
 
     /**
@@ -66,7 +67,7 @@ final class WriteCombiner {
      * False if that is not known; then none, some or all of them took effect.
      */
     boolean write(List<UpdateOneModel<Document>> writes) {
-        return writes.isEmpty() || batcher.submit(writes) == Answer.MATCHED;
+        return writes.isEmpty() || all(batcher.submit(writes)) == Answer.MATCHED;
     }
 
     boolean write(UpdateOneModel<Document> write) {
@@ -75,16 +76,40 @@ final class WriteCombiner {
 
     /** Like {@link #write(List)}, telling an answer the server gave from a request in doubt. */
     Answer answer(UpdateOneModel<Document> write) {
-        return batcher.submit(List.of(write));
+        return batcher.submit(List.of(write))[0];
     }
 
-    /** Like {@link #answer(UpdateOneModel)} for several writes: MATCHED only if every one took effect. */
-    Answer answer(List<UpdateOneModel<Document>> writes) {
-        return writes.isEmpty() ? Answer.MATCHED : batcher.submit(writes);
+    /**
+     * Like {@link #answer(UpdateOneModel)} for several writes sent together: each one's answer, in
+     * order (a write known to have taken effect is MATCHED even when another of them is not known).
+     */
+    Answer[] answers(List<UpdateOneModel<Document>> writes) {
+        return writes.isEmpty() ? new Answer[0] : batcher.submit(writes);
     }
 
-    /** One bulk request for the writes of several threads; each thread's answer, in order. Never throws. */
+    /** The answer for writes sent together as one: MATCHED if every one is, IN_DOUBT if any is, else NOT_KNOWN. */
+    static Answer all(Answer[] answers) {
+        Answer all = Answer.MATCHED;
+        for (Answer a : answers) {
+            if (a == Answer.IN_DOUBT) {
+                return a;
+            }
+            if (a == Answer.NOT_KNOWN) {
+                all = a;
+            }
+        }
+        return all;
+    }
+
+    /** One bulk request for the writes of several threads; each thread's answer (see {@link #all}), in order. Never throws. */
     List<Answer> send(List<List<UpdateOneModel<Document>>> entries) {
+        List<Answer> answers = new ArrayList<>(entries.size());
+        sendEach(entries).forEach(each -> answers.add(all(each)));
+        return answers;
+    }
+
+    /** One bulk request for the writes of several threads; each thread's answer per write, in order. Never throws. */
+    private List<Answer[]> sendEach(List<List<UpdateOneModel<Document>>> entries) {
         List<UpdateOneModel<Document>> writes = new ArrayList<>();
         entries.forEach(writes::addAll);
         int count = writes.size();
@@ -112,14 +137,14 @@ final class WriteCombiner {
             inDoubt = Retrier.isInDoubt(e);
             log.debug("combined write of {} to {} failed: {}", count, collection.getNamespace(), e.toString());
         }
-        List<Answer> answers = new ArrayList<>(entries.size());
+        List<Answer[]> answers = new ArrayList<>(entries.size());
         int index = 0;
         for (List<UpdateOneModel<Document>> entry : entries) {
-            boolean ok = true;
-            for (int i = 0; i < entry.size(); i++) {
-                ok &= inEffect[index++];
+            Answer[] each = new Answer[entry.size()];
+            for (int i = 0; i < each.length; i++, index++) {
+                each[i] = inEffect[index] ? Answer.MATCHED : inDoubt ? Answer.IN_DOUBT : Answer.NOT_KNOWN;
             }
-            answers.add(ok ? Answer.MATCHED : inDoubt ? Answer.IN_DOUBT : Answer.NOT_KNOWN);
+            answers.add(each);
         }
         return answers;
     }

@@ -16,8 +16,9 @@ import java.util.Locale;
 
 /**
  * A PNG of line charts stacked one above the other, each with rounded ticks (1, 2 or 5 times a power
- * of ten) on both axes, axis labels and a legend on its title line; the x axis spans the data and no
- * more, so the chart fills the image. Drawn with AWT (headless), no plotting library needed.
+ * of ten) on both axes, axis labels and a legend on its title line (in rows under the title when it
+ * does not fit beside it); the x axis spans the data and no more, so the chart fills the image.
+ * Drawn with AWT (headless), no plotting library needed.
  */
 final class LineChart {
     /** Colours for series in the order given. */
@@ -90,9 +91,32 @@ final class LineChart {
     }
 
     private static void draw(Graphics2D g, int top, Panel panel) {
-        int plotTop = top + 20;
         int width = WIDTH - LEFT - RIGHT;
-        int height = PANEL - 60;
+        // The legend: right of the title if it fits there, else in rows under it, above the plot.
+        FontMetrics legendFm = g.getFontMetrics(new Font(Font.SANS_SERIF, Font.PLAIN, 11));
+        int titleEnd = LEFT + g.getFontMetrics(new Font(Font.SANS_SERIF, Font.BOLD, 13)).stringWidth(panel.title()) + 20;
+        int keys = panel.series().size();
+        int[] keyX = new int[keys];
+        int[] keyRow = new int[keys];
+        int total = 0;
+        for (Series s : panel.series()) {
+            total += 40 + legendFm.stringWidth(s.name());
+        }
+        boolean beside = LEFT + width - total >= titleEnd;
+        int rows = beside ? 0 : 1;
+        int kx = beside ? LEFT + width - total : LEFT;
+        for (int i = 0; i < keys; i++) {
+            int w = 40 + legendFm.stringWidth(panel.series().get(i).name());
+            if (!beside && kx > LEFT && kx + w > LEFT + width) {
+                rows++;
+                kx = LEFT;
+            }
+            keyX[i] = kx;
+            keyRow[i] = rows;
+            kx += w;
+        }
+        int plotTop = top + 20 + rows * 16;
+        int height = PANEL - 60 - rows * 16;
         double minX = Double.MAX_VALUE;
         double maxX = -Double.MAX_VALUE;
         double maxY = 0;
@@ -143,11 +167,8 @@ final class LineChart {
         rotated.rotate(-Math.PI / 2);
         rotated.drawString(panel.yLabel(), -(plotTop + height / 2 + fm.stringWidth(panel.yLabel()) / 2), 16);
         rotated.dispose();
-        int legendX = LEFT + width;
-        for (int i = panel.series().size() - 1; i >= 0; i--) {
-            legendX -= 40 + fm.stringWidth(panel.series().get(i).name());
-        }
-        for (Series s : panel.series()) {
+        for (int i = 0; i < keys; i++) {
+            Series s = panel.series().get(i);
             g.setColor(s.color());
             g.setStroke(s.dashed()
                     ? new BasicStroke(2, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10, new float[]{7, 5}, 0)
@@ -166,10 +187,10 @@ final class LineChart {
                 px = x;
                 py = y;
             }
-            g.drawLine(legendX, top + 6, legendX + 24, top + 6);
+            int keyY = top + 6 + keyRow[i] * 16;
+            g.drawLine(keyX[i], keyY, keyX[i] + 24, keyY);
             g.setColor(Color.BLACK);
-            g.drawString(s.name(), legendX + 30, top + 10);
-            legendX += 40 + fm.stringWidth(s.name());
+            g.drawString(s.name(), keyX[i] + 30, keyY + 4);
         }
         g.setStroke(new BasicStroke(1));
     }

@@ -111,6 +111,41 @@ class LineChartTest {
     }
 
     @Test
+    void legendTooWideForTheTitleLine_goesUnderTheTitle_notOverItNorOffTheLeftEdge() throws Exception {
+        // The legend of a latency plot of two clients, and one far wider than the panel.
+        legendClearOfTitle(List.of("raw", "rules1: library", "rules1: library (background)", "rules2: library",
+                "rules2: library (background)", "tutorial"));
+        List<String> long6 = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            long6.add("a rather long name of series " + i);
+        }
+        legendClearOfTitle(long6);
+    }
+
+    private void legendClearOfTitle(List<String> names) throws Exception {
+        int[] colors = {0xff0000, 0x00ff00, 0x0000ff, 0xff00ff, 0x00ffff, 0xffff00};
+        List<LineChart.Series> series = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            series.add(new LineChart.Series(names.get(i), new Color(colors[i]), List.of(new double[]{0, 10 + i}, new double[]{1, 20 + i}), false));
+        }
+        Path png = dir.resolve("legend.png");
+        LineChart.write(png, "title", List.of(new LineChart.Panel("16 threads", "x", "y", series)));
+
+        BufferedImage image = ImageIO.read(png.toFile());
+        for (int y = 0; y < image.getHeight(); y++) {
+            for (int x = 0; x < image.getWidth(); x++) {
+                int rgb = image.getRGB(x, y) & 0xffffff;
+                for (int c : colors) {
+                    // The panel's title sits at the left of its line, 40 px down (one title line above it).
+                    boolean onTitle = y >= 38 && y < 54 && x < 180;
+                    assertThat(rgb == c && (onTitle || x < 80)).as("a series' colour at " + x + "," + y + " (the panel's title, or left"
+                            + " of the plot) with " + names).isFalse();
+                }
+            }
+        }
+    }
+
+    @Test
     void latencyPlot_drawsThePointsOfAJsonLinesFile() throws Exception {
         Path in = dir.resolve("runs.jsonl");
         Files.write(in, List.of(
