@@ -298,10 +298,14 @@ final class TwoRound {
                 Date insertedAt = taken.getDate(INSERTED_AT);
                 Date until = taken.getDate(UNTIL);
                 boolean late = insertedAt != null && until != null && !insertedAt.before(until);
-                if (cancelReason != null || late) {
+                // A document round 1 inserted (not a queued one a worker claimed) may be a late copy of
+                // that insert, landing after its transaction ended and was pruned: recovery never runs
+                // it to its commit point, it cancels (only the caller that started it commits it).
+                if (cancelReason != null || insertedAt != null) {
                     // Nothing is in effect before the commit point (credits wait for the release): cancel always may.
                     tx.reason = cancelReason != null ? cancelReason
-                            : "its document was inserted at " + insertedAt.toInstant() + ", after its deadline " + until.toInstant();
+                            : late ? "its document was inserted at " + insertedAt.toInstant() + ", after its deadline " + until.toInstant()
+                            : "its owner stopped before the commit point (recovery cancels such a transaction)";
                     tx.code = cancelReason != null ? ReasonCode.CANCELED_BY_OPERATOR : ReasonCode.TIMED_OUT;
                     c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                 } else {

@@ -1,0 +1,110 @@
+package io.mongo2pc.regression;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.FaultProxy;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A copy of a transfer's first write (the insert of its transaction document) that the network
+ * holds until the transfer is done and pruned. Regression: the copy inserted the document again,
+ * before its deadline, and recovery rolled the pending transfer forward: it ran a second time
+ * (A 80, B 20). Recovery now cancels a transaction it finds pending (its first write may be such a
+ * copy; only the caller that started a transaction runs it to its commit point), and a copy that
+ * lands after its deadline was already canceled as late.
+ */
+class PrunedLateInsertCopyTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    @Test
+    void lateCopyBeforeItsDeadline_afterTheTransferWasPruned_isCanceledByRecovery() throws Exception {
+        run(Duration.ofSeconds(20), false);
+    }
+
+    @Test
+    void lateCopyPastItsDeadline_afterTheTransferWasPruned_isCanceledByRecovery() throws Exception {
+        run(Duration.ofSeconds(2), true);
+    }
+
+    /** With {@code pastDeadline}, the copy is let go once the lease has passed, else at once. */
+    private void run(Duration lease, boolean pastDeadline) throws Exception {
+        String db = mongo.database();
+        MongoCollection<Document> accounts = mongo.client().getDatabase(db).getCollection("accounts");
+        accounts.insertOne(new Document("_id", "A").append("balance", 100L).append("pendingTransactions", List.of()));
+        accounts.insertOne(new Document("_id", "B").append("balance", 0L).append("pendingTransactions", List.of()));
+        mongo.invariants().expectTotal(db, 100L);
+        DocumentRef a = DocumentRef.of(db, "accounts", "A");
+        DocumentRef b = DocumentRef.of(db, "accounts", "B");
+        MongoCollection<Document> transactions = mongo.transactions(db);
+        AtomicInteger held = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        TransactionManager other = TransactionManager.builder().target("default", mongo.newClient()).database(db)
+                .application("other").finishInBackground(false).lease(lease).maxClockSkew(Duration.ofMillis(100)).build();
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
+                     .applyConnectionString(new ConnectionString(proxy.uri()))
+                     .applyToSocketSettings(s -> s.readTimeout(300, TimeUnit.MILLISECONDS))
+                     .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+            TransactionManager owner = TransactionManager.builder().target("default", viaProxy).database(db)
+                    .application("owner").finishInBackground(false).lease(lease).maxClockSkew(Duration.ofMillis(100))
+                    .retryTimeout(Duration.ofSeconds(10)).build();
+            // The network holds the first copy of the document's insert until the test lets it go; the driver gives up after 300 ms.
+            proxy.runBefore(request -> request.contains("insertedAt") && request.contains("$setOnInsert"), () -> {
+                held.incrementAndGet();
+                try {
+                    release.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+
+            TransactionOutcome outcome = owner.run("t-1", List.of(
+                    Operation.increment(a, "balance", -10L, new Document("balance", new Document("$gte", 10L))),
+                    Operation.increment(b, "balance", 10L, null)));
+
+            assertThat(held).as("the insert was held").hasValue(1);
+            assertThat(outcome.isCommitted()).as(String.valueOf(outcome.reason())).isTrue();
+            assertThat(other.prune(Duration.ZERO)).as("pruned right after the transfer").isEqualTo(1L);
+            if (pastDeadline) {
+                Thread.sleep(lease.toMillis() + 200);
+            }
+            release.countDown();
+            // The copy reaches the server now: a document under the transfer's id again.
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (transactions.find(new Document("_id", "t-1")).first() == null && System.nanoTime() < until) {
+                Thread.sleep(50);
+            }
+            assertThat(transactions.find(new Document("_id", "t-1")).first()).as("what the late copy inserted").isNotNull();
+        }
+        mongo.expireLeases(db);
+        other.recover(Duration.ZERO);
+
+        assertThat(List.of(balance(accounts, "A"), balance(accounts, "B"))).as("the transfer moved 10 once")
+                .containsExactly(90L, 10L);
+        assertThat(transactions.find(new Document("_id", "t-1")).first().getString("state"))
+                .as("the late copy's transaction after recovery").isEqualTo("canceled");
+    }
+
+    private static long balance(MongoCollection<Document> accounts, String id) {
+        return accounts.find(new Document("_id", id)).first().getLong("balance");
+    }
+}
