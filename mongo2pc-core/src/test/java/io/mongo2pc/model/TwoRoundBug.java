@@ -61,10 +61,13 @@ enum TwoRoundBug {
      */
     RENEW_IGNORES_LATE_INSERT(true, false, true),
     /**
-     * Prune deletes a finished document younger than a lease (before its round's deadline): a copy of
-     * today's pending insert still in flight then inserts it again, and recovery runs it a second time.
+     * Recovery rolls forward a pending document that round 1 inserted and that was not inserted late
+     * (the rule before recovery canceled every such document): with prune, a copy of the insert still
+     * in flight inserts a finished, pruned transaction again and recovery runs it a second time.
      */
-    PRUNE_YOUNG(true, false, true),
+    RECOVERY_ROLLS_PENDING_FORWARD(true, false, true),
+    /** Prune deletes a finished document younger than a lease: harmless once recovery cancels every pending document. */
+    PRUNE_YOUNG(false, false, true),
     /** Prune deletes a transaction document that is not finished (applied, pending). */
     PRUNE_UNFINISHED(true, false, true),
     /** The owner takes "my commit insert inserted the document" as committed, without knowing it ran before its deadline. */
