@@ -57,6 +57,7 @@ class CycleTest {
         AtomicInteger reads = new AtomicInteger();
         AtomicInteger done = new AtomicInteger();
         AtomicInteger killed = new AtomicInteger();
+        AtomicInteger unanswered = new AtomicInteger();
         List<Thread> threads = new ArrayList<>();
         CountDownLatch writersDone = new CountDownLatch(3);
 
@@ -65,7 +66,16 @@ class CycleTest {
             TransactionManager reader = manager(db, "reader" + r, mongo.newClient(), CrashHook.NONE);
             threads.add(new Thread(() -> {
                 while (running.get()) {
-                    String problem = checkRing(reader.readCommitted(refs));
+                    List<Optional<Document>> docs;
+                    try {
+                        docs = reader.readCommitted(refs);
+                    } catch (TransactionException e) {
+                        // No consistent cut within the read's time (a loaded machine, writers stalled
+                        // mid-way): a refusal to answer, not a broken ring; it read again.
+                        unanswered.incrementAndGet();
+                        continue;
+                    }
+                    String problem = checkRing(docs);
                     reads.incrementAndGet();
                     if (problem != null) {
                         broken.add(problem);
@@ -80,7 +90,9 @@ class CycleTest {
             TransactionManager planner = manager(db, "planner" + w, client, CrashHook.NONE);
             threads.add(new Thread(() -> {
                 try {
-                    for (int k = 0; k < 25; k++) {
+                    // 25 rewires each, and more (up to 200) while fewer than 11 committed: on a loaded
+                    // machine, leases and conflict timeouts of a few hundred ms cancel many.
+                    for (int k = 0; k < 25 || (done.get() <= 10 && k < 200); k++) {
                         int kill = random.nextInt(8) == 0 ? random.nextInt(12) : -1;
                         AtomicInteger reached = new AtomicInteger();
                         TransactionManager writer = manager(db, "writer", client, (p, id) -> {
@@ -88,7 +100,13 @@ class CycleTest {
                                 throw new Killed();
                             }
                         });
-                        List<Optional<Document>> now = planner.readCommitted(refs);
+                        List<Optional<Document>> now;
+                        try {
+                            now = planner.readCommitted(refs);
+                        } catch (TransactionException e) {
+                            unanswered.incrementAndGet(); // as a reader's: no rewire planned this time
+                            continue;
+                        }
                         String a = "r" + random.nextInt(N);
                         String b = next(now, a);
                         String c = next(now, b);
@@ -135,7 +153,8 @@ class CycleTest {
         assertThat(reads.get()).isGreaterThan(20);
         assertThat(done.get()).as("rewires committed").isGreaterThan(10);
         assertThat(checkRing(recoverer.readCommitted(refs))).isNull();
-        System.out.printf("cycle: %d reads, %d rewires committed, %d writers killed%n", reads.get(), done.get(), killed.get());
+        System.out.printf("cycle: %d reads (%d not answered in time), %d rewires committed, %d writers killed%n",
+                reads.get(), unanswered.get(), done.get(), killed.get());
     }
 
     /** Null if {@code docs} form one ring through all N documents; otherwise what is wrong. */

@@ -202,7 +202,8 @@ final class Entries {
         return new UpdateOneModel<>(filter, update);
     }
 
-    private static Document entryFilter(Object docId, Object txId, String nonce) {
+    /** The filter of {@code txId}'s entry with this nonce on {@code docId} (and its marker). */
+    static Document entryFilter(Object docId, Object txId, String nonce) {
         return new Document(Fields.ID, docId).append(Fields.MARKERS, txId).append(EntryName.of(txId) + "." + NONCE, nonce);
     }
 

@@ -258,6 +258,21 @@ final class TwoRound {
         }
     }
 
+    /** True if every prepare of {@code tx} is in effect: an increment's entry, an exclusive operation's lock, with its nonce. */
+    private boolean allPrepared(OwnedTransaction tx) {
+        for (Operation op : tx.ops) {
+            var ref = op.document();
+            Document filter = op instanceof Operation.Increment ? Entries.entryFilter(ref.id(), tx.id, tx.nonce)
+                    : Exclusive.locked(ref.id(), tx.id, tx.nonce);
+            Document found = c.retrier().call("read prepares", tx.id, tx.state, () -> c.targets().collection(ref).find(filter)
+                    .projection(Projections.include(Fields.ID)).first());
+            if (found == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /**
      * Resolves the markers of other transactions on the participant of operation {@code i}, as
      * {@code seen} shows it (read just now to tell why a prepare was refused) or else as read now;
@@ -299,13 +314,16 @@ final class TwoRound {
                 Date until = taken.getDate(UNTIL);
                 boolean late = insertedAt != null && until != null && !insertedAt.before(until);
                 // A document round 1 inserted (not a queued one a worker claimed) may be a late copy of
-                // that insert, landing after its transaction ended and was pruned: recovery never runs
-                // it to its commit point, it cancels (only the caller that started it commits it).
-                if (cancelReason != null || insertedAt != null) {
+                // that insert, landing after its transaction ended and was pruned. Its owner's prepares
+                // are then gone (released or undone), and no copy of one can still land (the owner went
+                // on only once each had answered or its deadline had passed): recovery rolls such a
+                // transaction forward only if every prepare is in effect, and cancels it otherwise.
+                boolean unprepared = !late && cancelReason == null && insertedAt != null && !allPrepared(tx);
+                if (cancelReason != null || late || unprepared) {
                     // Nothing is in effect before the commit point (credits wait for the release): cancel always may.
                     tx.reason = cancelReason != null ? cancelReason
                             : late ? "its document was inserted at " + insertedAt.toInstant() + ", after its deadline " + until.toInstant()
-                            : "its owner stopped before the commit point (recovery cancels such a transaction)";
+                            : "its owner stopped before all its prepares were in effect";
                     tx.code = cancelReason != null ? ReasonCode.CANCELED_BY_OPERATOR : ReasonCode.TIMED_OUT;
                     c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                 } else {

@@ -27,9 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A copy of a transfer's first write (the insert of its transaction document) that the network
  * holds until the transfer is done and pruned. Regression: the copy inserted the document again,
  * before its deadline, and recovery rolled the pending transfer forward: it ran a second time
- * (A 80, B 20). Recovery now cancels a transaction it finds pending (its first write may be such a
- * copy; only the caller that started a transaction runs it to its commit point), and a copy that
- * lands after its deadline was already canceled as late.
+ * (A 80, B 20). Recovery now rolls a pending transaction forward only if every prepare is in
+ * effect (the transfer's were released long ago), and cancels it otherwise; a copy that lands
+ * after its deadline was already canceled as late.
  */
 class PrunedLateInsertCopyTest {
     @RegisterExtension

@@ -88,8 +88,21 @@ class TwoRoundReviewTest {
         return accounts.find(new Document("_id", id)).first().getLong("balance");
     }
 
-    /** Runs a transfer of 10 from A to B under {@code id} on a manager (lease 1 s) that crashes with its prepares landed, before its insert. */
+    /**
+     * Runs a transfer of 10 from A to B under {@code id} on a manager (lease 1 s) that crashes with
+     * its prepares landed, before its insert. The prepares are fenced by that deadline: a machine
+     * that stalls past it before they land gets them refused (nothing written, A keeps its
+     * balance), so the crash is run again until A holds the 10.
+     */
     private void crashBeforeInsert(String id) {
+        long before = balance("A");
+        for (int attempt = 0; attempt < 5 && balance("A") == before; attempt++) {
+            runAndCrashBeforeInsert(id);
+        }
+        assertThat(balance("A")).as("the crashed run's hold").isEqualTo(before - 10);
+    }
+
+    private void runAndCrashBeforeInsert(String id) {
         TransactionManager crashing = TransactionManager.builder().finishInBackground(false).target("default", mongo.newClient()).database(mongo.database())
                 .application("crashing").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
                 .crashHook((point, tx) -> {
@@ -164,8 +177,10 @@ class TwoRoundReviewTest {
                     Thread.currentThread().interrupt();
                 }
             });
+            // Its prepares must land before its deadline (they are fenced by it): 5 s, so that a
+            // loaded machine's stall does not get them refused; the sweep below waits that out.
             TransactionManager owner = TransactionManager.builder().finishInBackground(false).target("default", viaProxy).database(mongo.database())
-                    .application("owner").twoRoundCommit(true).lease(Duration.ofSeconds(1))
+                    .application("owner").twoRoundCommit(true).lease(Duration.ofSeconds(5))
                     .maxClockSkew(Duration.ofMillis(100)).build();
             CompletableFuture<TransactionOutcome> run = CompletableFuture.supplyAsync(() -> owner.run(transfer(a, b, 10)));
             assertThat(held.await(30, TimeUnit.SECONDS)).as("the insert is held").isTrue();
@@ -257,8 +272,9 @@ class TwoRoundReviewTest {
         mongo.invariants().expectTotal(mongo.database(), 100L);
         crashBeforeInsert("pay-3");
         assertThat(balance("A")).as("the crashed run's hold").isEqualTo(90L);
+        // Lease 5 s: its own prepares are fenced by its deadline (a 1.5 s stall at 1 s canceled it).
         TransactionManager first = TransactionManager.builder().finishInBackground(false).target("default", mongo.client()).database(mongo.database())
-                .application("first").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                .application("first").twoRoundCommit(true).lease(Duration.ofSeconds(5)).maxClockSkew(Duration.ofMillis(100))
                 .conflictTimeout(Duration.ofSeconds(5)).build();
         TransactionOutcome outcome = first.run("pay-3", transfer(a, b, 10));
 

@@ -86,15 +86,16 @@ class Mongo2pcSpringBootTest {
 
         assertThat(direct.isCommitted()).isTrue();
         assertThat(queued.isCommitted()).as("run by the in-process worker").isTrue();
-        assertThat(bank.list()).extracting(Bank.Account::balance).containsExactly(85L, 15L);
-        // awaitOutcome sees the stored state; the worker's thread counts and closes the observation
-        // just after it, so give it a moment (a loaded machine once read 1.0 here).
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        // Both calls return at the commit point (finishing in the background, the default): a
+        // finisher thread then credits B, releases the markers and moves each to done, and counts it
+        // and closes its observation only after that. So the books are read once both are counted.
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while ((meters.get("mongo2pc.transactions.committed").counter().count() < 2.0 || observations.following() > 0)
                 && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
         assertThat(meters.get("mongo2pc.transactions.committed").counter().count()).isEqualTo(2.0);
+        assertThat(bank.list()).extracting(Bank.Account::balance).containsExactly(85L, 15L);
         assertThat(health.healthForPath("mongo2pc").getStatus()).isEqualTo(Status.UP);
         assertThat(status.status()).containsEntry("done", 2L).containsEntry("markers", 0L);
         assertThat(observations.following()).isZero();

@@ -1,6 +1,7 @@
 package io.mongo2pc.examples.payments;
 
 import com.mongodb.client.MongoClient;
+import io.mongo2pc.TransactionManager;
 import io.mongo2pc.spring.Mongo2pcWorker;
 import io.mongo2pc.testkit.Invariants;
 import io.mongo2pc.testkit.SharedMongo;
@@ -21,6 +22,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -57,6 +59,7 @@ class PaymentsServiceTest {
     @LocalServerPort int port;
     @Autowired MongoClient client;
     @Autowired Mongo2pcWorker runningWorker;
+    @Autowired TransactionManager manager;
 
     record Reply(int status, JsonNode body) { }
 
@@ -72,6 +75,9 @@ class PaymentsServiceTest {
     @AfterEach
     void booksBalance() {
         worker = runningWorker;
+        // A transfer or payment is answered at its commit point: the manager's finisher thread then
+        // releases its markers and moves it to done.
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).as("committed transactions finished").isTrue();
         new Invariants(client, DATABASE).assertHold(); // no open transaction, no marker, no negative balance
     }
 
