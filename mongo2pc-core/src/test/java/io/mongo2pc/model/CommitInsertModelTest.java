@@ -135,7 +135,7 @@ class CommitInsertModelTest {
 
     /** Either rule alone stops a copy of the pending insert from running a transfer twice: prune younger than a lease is harmless. */
     @Test
-    void todaysRulesWithPrune_pruneYoungerThanALease_isHarmlessOnceRecoveryCancelsPendingDocuments() {
+    void todaysRulesWithPrune_pruneYoungerThanALease_isHarmlessOnceRecoveryRequiresEveryPrepareInEffect() {
         ModelChecker.Outcome outcome = check(EnumSet.of(TwoRoundBug.PRUNE_YOUNG), Setup.ONE_TRANSFER, false);
 
         assertThat(outcome.violation()).as(outcome.report()).isNull();

@@ -61,12 +61,12 @@ enum TwoRoundBug {
      */
     RENEW_IGNORES_LATE_INSERT(true, false, true),
     /**
-     * Recovery rolls forward a pending document that round 1 inserted and that was not inserted late
-     * (the rule before recovery canceled every such document): with prune, a copy of the insert still
-     * in flight inserts a finished, pruned transaction again and recovery runs it a second time.
+     * Recovery rolls forward a pending document that round 1 inserted and that was not inserted late,
+     * without requiring every prepare in effect: with prune, a copy of the insert still in flight
+     * inserts a finished, pruned transaction again and recovery runs it a second time.
      */
     RECOVERY_ROLLS_PENDING_FORWARD(true, false, true),
-    /** Prune deletes a finished document younger than a lease: harmless once recovery cancels every pending document. */
+    /** Prune deletes a finished document younger than a lease: harmless once recovery requires every prepare in effect. */
     PRUNE_YOUNG(false, false, true),
     /** Prune deletes a transaction document that is not finished (applied, pending). */
     PRUNE_UNFINISHED(true, false, true),

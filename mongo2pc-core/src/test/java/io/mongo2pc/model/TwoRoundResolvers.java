@@ -84,10 +84,12 @@ final class TwoRoundResolvers {
                 n.procs[p] = Proc.IDLE;
                 if (server.execute(n, w) == Result.OK) {
                     int t = w.tx();
-                    // With prune (and the commit insert, whose fallback is today's path), recovery cancels
-                    // every pending document round 1 inserted: it may be a copy of that insert landing after
-                    // its transaction finished and was pruned (docs/TWO-ROUND.md, recovery).
-                    boolean pendingCancels = n.late[t] || (m.prune || m.commitInsert) && !m.has(TwoRoundBug.RECOVERY_ROLLS_PENDING_FORWARD);
+                    // With prune (and the commit insert, whose fallback is today's path), recovery rolls a
+                    // pending document forward only with every prepare in effect: it may be a copy of its
+                    // insert landing after its transaction finished and was pruned (docs/TWO-ROUND.md, recovery).
+                    boolean allPrepared = n.marker[t][0] && n.marker[t][1];
+                    boolean pendingCancels = n.late[t]
+                            || (m.prune || m.commitInsert) && !allPrepared && !m.has(TwoRoundBug.RECOVERY_ROLLS_PENDING_FORWARD);
                     boolean cancel = w.cancel() || w.from() == PENDING && pendingCancels && !m.has(TwoRoundBug.LATE_INSERT_ROLLED_FORWARD);
                     n.procs[p] = Proc.owning(t, n.epoch[t], w.from(), m.deadline(n, t), NO_INSERT, 0, cancel);
                 }

@@ -22,10 +22,8 @@ final class TwoRoundSituations {
                 .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RESOLVER_UNDO));
         watch.put("tombstone with a hold still to undo", s -> s.tomb[0] && s.marker[0][0]);
         watch.put("document inserted after its deadline", s -> s.late[0]);
-        if (!m.prune && !m.commitInsert) {
-            watch.put("recovery re-prepares a pending transaction", s -> Arrays.stream(s.procs)
-                    .anyMatch(p -> p.owner() && p.phase() == Phase.PREPARE && p.ins() == TwoRoundState.NO_INSERT));
-        }
+        watch.put("recovery re-prepares a pending transaction", s -> Arrays.stream(s.procs)
+                .anyMatch(p -> p.owner() && p.phase() == Phase.PREPARE && p.ins() == TwoRoundState.NO_INSERT));
         watch.put("a credit rolled forward by another process before its owner's release ran", s -> Arrays.stream(s.procs)
                 .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) == TwoRoundState.WIRE
                         && s.eff[0][1] == 1));
