@@ -4,7 +4,7 @@
 # commit), a fresh `serve --in-memory` in its own JVM, warmed up, holds only that run's accounts;
 # sizes alternate within each of ROUNDS (default 2) rounds, the second in the opposite order.
 # Usage: scripts/bench-accounts.sh [SECONDS]          (build first: mvn -q -DskipTests package)
-# Prints one JSON line per run (the bench's own keys, "finish" added) and appends it to OUT
+# Prints one JSON line per run (the bench's own keys, "round", "accounts" and "finish" added) and appends it to OUT
 # (default bench-accounts.jsonl, emptied first); progress goes to stderr. THREADS (default 16),
 # LATENCY (e.g. 1ms: the server's added round trip), SERVER_WARMUP and CLIENT_WARMUP as in
 # bench-side-by-side.sh.
@@ -34,7 +34,8 @@ for round in $(seq "$ROUNDS"); do
       extra=()
       [ "${item%%:*}" = library ] && extra=(--rules 2)
       RUN=$((RUN + 1))
-      ACCOUNTS=$size run_bench "$JAR" "$item" "${THREADS:-16}" "$SECONDS_PER_RUN" "\"round\":$round," "${extra[@]}" | tee -a "$OUT"
+      ACCOUNTS=$size run_bench "$JAR" "$item" "${THREADS:-16}" "$SECONDS_PER_RUN" "\"round\":$round,\"accounts\":$size," \
+        "${extra[@]}" | tee -a "$OUT"
       stop_server
     done
   done

@@ -74,6 +74,16 @@ public final class FaultProxy implements AutoCloseable {
                 .applyToClusterSettings(cluster -> cluster.serverSelectionTimeout(5, TimeUnit.SECONDS)).build());
     }
 
+    /**
+     * {@link #newClient()} whose driver gives up on an answer after {@code readTimeoutMs}: a request
+     * this proxy holds longer is in doubt for its sender, and reaches the server later, as a late copy.
+     */
+    public MongoClient newClient(int readTimeoutMs) {
+        return MongoClients.create(MongoClientSettings.builder().applyConnectionString(new ConnectionString(uri()))
+                .applyToSocketSettings(s -> s.readTimeout(readTimeoutMs, TimeUnit.MILLISECONDS))
+                .applyToClusterSettings(cluster -> cluster.serverSelectionTimeout(5, TimeUnit.SECONDS)).build());
+    }
+
     /** Runs {@code action} once, just before forwarding the next request that {@code trigger} accepts. */
     public void runBefore(Predicate<String> trigger, Runnable action) {
         this.beforeTrigger = trigger;

@@ -1,9 +1,6 @@
 package io.mongo2pc;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
@@ -42,10 +39,7 @@ class LateInsertCopyTest {
         AtomicInteger held = new AtomicInteger();
         TransactionOutcome outcome;
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
-             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
-                     .applyConnectionString(new ConnectionString(proxy.uri()))
-                     .applyToSocketSettings(s -> s.readTimeout(300, TimeUnit.MILLISECONDS))
-                     .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+             MongoClient viaProxy = proxy.newClient(300)) {
             TransactionManager owner = TransactionManager.builder().target("default", viaProxy).database(db)
                     .application("owner").lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
                     .retryTimeout(Duration.ofSeconds(10)).build();

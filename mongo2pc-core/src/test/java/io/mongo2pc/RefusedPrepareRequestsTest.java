@@ -39,12 +39,11 @@ class RefusedPrepareRequestsTest {
     @Test
     void refusedDebit_doesNotSendTheCreditAgain_andReadsTheRefusedDocumentOnce() {
         String db = mongo.database();
-        MongoCollection<Document> accounts = mongo.client().getDatabase(db).getCollection("accounts");
-        accounts.insertOne(new Document("_id", "A").append("balance", 5L).append("pendingTransactions", List.of()));
-        accounts.insertOne(new Document("_id", "B").append("balance", 0L).append("pendingTransactions", List.of()));
+        TwoAccounts two = TwoAccounts.create(mongo, 5, 0);
+        MongoCollection<Document> accounts = two.collection();
+        DocumentRef a = two.a();
+        DocumentRef b = two.b();
         mongo.invariants().expectTotal(db, 5L);
-        DocumentRef a = DocumentRef.of(db, "accounts", "A");
-        DocumentRef b = DocumentRef.of(db, "accounts", "B");
         try (MongoClient counted = countingClient()) {
             TransactionManager manager = TestManagers.builder(counted, db, "app").finishInBackground(false).build();
 

@@ -31,6 +31,13 @@ final class OwnedTransaction {
     long stampedNanos;
     /** The two-round commit's nonce (in its document and every entry), or null under the tutorial's rules. */
     String nonce;
+    /**
+     * The deadline of the round-1 insert of this owner's document (two-round commit), or null: a
+     * renewal while pending requires the document inserted before it. A document inserted later
+     * may be a copy that landed after a resolver canceled the transaction behind a tombstone that
+     * was since pruned; renewing it would let the owner prepare again after that cancel.
+     */
+    Instant insertedBefore;
 
     OwnedTransaction(Object id, long epoch, List<Operation> ops, TransactionState state, String reason) {
         this.id = id;

@@ -196,11 +196,14 @@ final class OwnerWrites {
     }
 
     void renew(OwnedTransaction tx) {
-        Instant stamp = retrier.call("renew", tx.id, tx.state, () -> store.renew(tx.id, tx.epoch, tx.state));
+        Instant insertedBefore = tx.state == TransactionState.PENDING ? tx.insertedBefore : null;
+        Instant stamp = retrier.call("renew", tx.id, tx.state, () -> store.renew(tx.id, tx.epoch, tx.state, insertedBefore));
         if (stamp == null) {
             settings.metrics().leaseLost();
             throw new LeaseLostException("transaction " + tx.id + " was taken over while its owner " + settings.owner()
-                    + " held it under epoch " + tx.epoch + " in state " + tx.state.stored(), tx.id, tx.state);
+                    + " held it under epoch " + tx.epoch + " in state " + tx.state.stored()
+                    + (insertedBefore == null ? "" : ", or its document was inserted after its deadline " + insertedBefore),
+                    tx.id, tx.state);
         }
         stamped(tx, stamp);
     }

@@ -114,10 +114,17 @@ final class TransactionStore {
         return stamped(transition(t, from, match, extra, STAMP));
     }
 
-    /** Stamps {@code lastModified} anew if {@code id} is still in {@code state} under {@code epoch}: the owner's lease renewed. */
-    Instant renew(Object id, long epoch, TransactionState state) {
+    /**
+     * Stamps {@code lastModified} anew if {@code id} is still in {@code state} under {@code epoch}
+     * (and, with {@code insertedBefore}, was inserted before it): the owner's lease renewed.
+     */
+    Instant renew(Object id, long epoch, TransactionState state, Instant insertedBefore) {
+        Document filter = new Document(Fields.ID, id).append(Fields.STATE, in(state)).append(Fields.EPOCH, epoch);
+        if (insertedBefore != null) {
+            filter.append(TwoRound.INSERTED_AT, new Document("$lt", Date.from(insertedBefore)));
+        }
         return stamped(transactions.findOneAndUpdate(
-                new Document(Fields.ID, id).append(Fields.STATE, in(state)).append(Fields.EPOCH, epoch),
+                filter,
                 new Document("$currentDate", new Document(Fields.LAST_MODIFIED, true)),
                 STAMP));
     }

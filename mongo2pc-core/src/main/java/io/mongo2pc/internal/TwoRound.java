@@ -84,6 +84,7 @@ final class TwoRound {
         Instant until = c.retrier().call("read clock", id, null, c.clock()::lowerBound)
                 .plus(c.settings().lease()).minus(c.settings().maxClockSkew());
         tx.deadline = until;
+        tx.insertedBefore = until;
         tx.stampedNanos = System.nanoTime();
         String token = c.tokens().next();
         doc.append(Fields.TOKEN, token).append(NONCE, tx.nonce).append(PROTOCOL, RULES).append(UNTIL, Date.from(until));

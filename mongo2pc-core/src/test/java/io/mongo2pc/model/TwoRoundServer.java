@@ -113,7 +113,9 @@ final class TwoRoundServer {
      * change): {@code {_id, marker: {$ne: t}, <guard>, $expr: {$lt: [$$NOW, until]}}} ->
      * {@code {$inc: <decreases>, $push: marker, $set: entry}}. A miss is read back: the marker is
      * there (done before; for an update TAKEN until its change is in), the deadline passed
-     * (expired), or the guard fails (refused).
+     * (expired), or the guard fails (refused). An increment's miss is told as the code tells it
+     * (Entries.whyNotPrepared): another's lock, or a guard that fails, refuses (busy) whatever the
+     * deadline says; only a guard that holds lets the deadline answer expired.
      */
     private Result prepare(TwoRoundState s, Msg w) {
         int t = w.tx();
@@ -131,6 +133,9 @@ final class TwoRoundServer {
         }
         if (s.marker[t][i]) {
             return m.takes(t, i) && s.image == TwoRoundState.NO_IMAGE && !m.has(TwoRoundBug.CHANGE_AT_RELEASE) ? Result.TAKEN : Result.DONE;
+        }
+        if (!open && !m.takes(t, i) && (!m.guardHolds(s, t, i) || m.blocked(s, t, i))) {
+            return Result.REFUSED;
         }
         return open ? Result.REFUSED : Result.EXPIRED;
     }

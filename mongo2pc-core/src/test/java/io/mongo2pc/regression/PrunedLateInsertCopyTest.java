@@ -1,15 +1,13 @@
 package io.mongo2pc.regression;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.FaultProxy;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TwoAccounts;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -48,22 +46,18 @@ class PrunedLateInsertCopyTest {
     /** With {@code pastDeadline}, the copy is let go once the lease has passed, else at once. */
     private void run(Duration lease, boolean pastDeadline) throws Exception {
         String db = mongo.database();
-        MongoCollection<Document> accounts = mongo.client().getDatabase(db).getCollection("accounts");
-        accounts.insertOne(new Document("_id", "A").append("balance", 100L).append("pendingTransactions", List.of()));
-        accounts.insertOne(new Document("_id", "B").append("balance", 0L).append("pendingTransactions", List.of()));
+        TwoAccounts two = TwoAccounts.create(mongo, 100, 0);
+        MongoCollection<Document> accounts = two.collection();
+        DocumentRef a = two.a();
+        DocumentRef b = two.b();
         mongo.invariants().expectTotal(db, 100L);
-        DocumentRef a = DocumentRef.of(db, "accounts", "A");
-        DocumentRef b = DocumentRef.of(db, "accounts", "B");
         MongoCollection<Document> transactions = mongo.transactions(db);
         AtomicInteger held = new AtomicInteger();
         CountDownLatch release = new CountDownLatch(1);
         TransactionManager other = TransactionManager.builder().target("default", mongo.newClient()).database(db)
                 .application("other").finishInBackground(false).lease(lease).maxClockSkew(Duration.ofMillis(100)).build();
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
-             MongoClient viaProxy = MongoClients.create(MongoClientSettings.builder()
-                     .applyConnectionString(new ConnectionString(proxy.uri()))
-                     .applyToSocketSettings(s -> s.readTimeout(300, TimeUnit.MILLISECONDS))
-                     .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+             MongoClient viaProxy = proxy.newClient(300)) {
             TransactionManager owner = TransactionManager.builder().target("default", viaProxy).database(db)
                     .application("owner").finishInBackground(false).lease(lease).maxClockSkew(Duration.ofMillis(100))
                     .retryTimeout(Duration.ofSeconds(10)).build();
