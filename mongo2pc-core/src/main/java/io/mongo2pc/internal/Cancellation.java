@@ -44,7 +44,12 @@ final class Cancellation {
             if (doc == null) {
                 return new CancelResult(CancelResult.Kind.NOT_FOUND, id, null, "no transaction with id " + id, null, null);
             }
-            TransactionState state = TransactionStore.stateOf(doc);
+            TransactionState state = LateCommit.stateOf(doc);
+            if (LateCommit.late(doc)) {
+                // Committed after its deadline: canceled already, whatever it stores. Repaired and undone here.
+                takeOver.takeOver(doc, null, reason);
+                return new CancelResult(CancelResult.Kind.ALREADY_CANCELED, id, state, LateCommit.REASON, ReasonCode.TIMED_OUT, null);
+            }
             switch (state) {
                 case INITIAL -> {
                     if (retrier.call("cancel", id, state, () -> store.cancelQueued(id, reason, ReasonCode.CANCELED_BY_OPERATOR))) {
