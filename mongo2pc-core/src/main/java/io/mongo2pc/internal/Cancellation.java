@@ -15,8 +15,9 @@ import java.util.Optional;
 
 /**
  * An operator's cancel of a transaction that has not reached its commit point: a queued one at
- * once, a pending one only once its owner's lease has expired (a live owner is never overtaken).
- * Thread-safe.
+ * once, a pending one only once its owner's lease has expired (a live owner is never overtaken). A
+ * commit written after its deadline ({@link LateCommit}) is canceled already: it is repaired and
+ * its entries undone. Thread-safe.
  */
 final class Cancellation {
     private static final int ATTEMPTS = 10;
