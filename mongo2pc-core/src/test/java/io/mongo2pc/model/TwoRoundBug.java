@@ -49,15 +49,55 @@ enum TwoRoundBug {
     /** Recovery rolls forward a stale pending transaction even if its document was inserted after its deadline. */
     LATE_INSERT_ROLLED_FORWARD(false, false),
     /** The owner's undo while canceling carries no deadline (only the marker in the filter). */
-    OWNER_UNDO_WITHOUT_DEADLINE(false, false);
+    OWNER_UNDO_WITHOUT_DEADLINE(false, false),
+
+    // ---- with prune, and of the commit-insert variant (docs/COMMIT-INSERT.md) ---------------------
+
+    /** Today's commit compare-and-set without {@code insertedAt < until}: harmless without prune, not with it. */
+    COMMIT_CAS_IGNORES_LATE_INSERT(true, false, true),
+    /**
+     * Today's renewal without {@code insertedAt < until}: an owner whose pending document landed late
+     * (after a tombstone was pruned) renews it and prepares again, after its transaction was canceled.
+     */
+    RENEW_IGNORES_LATE_INSERT(true, false, true),
+    /**
+     * Recovery rolls forward a pending document that round 1 inserted and that was not inserted late,
+     * without requiring every prepare in effect: with prune, a copy of the insert still in flight
+     * inserts a finished, pruned transaction again and recovery runs it a second time.
+     */
+    RECOVERY_ROLLS_PENDING_FORWARD(true, false, true),
+    /** Prune deletes a finished document younger than a lease: harmless once recovery requires every prepare in effect. */
+    PRUNE_YOUNG(false, false, true),
+    /** Prune deletes a transaction document that is not finished (applied, pending). */
+    PRUNE_UNFINISHED(true, false, true),
+    /** The owner takes "my commit insert inserted the document" as committed, without knowing it ran before its deadline. */
+    OWNER_TRUSTS_LATE_INSERT(true, false, true),
+    /**
+     * The owner whose commit insert was in doubt, sent again, and inserted late reports its
+     * transaction canceled: the copy in doubt may have committed, finished and been pruned before.
+     */
+    OWNER_CANCELS_AMBIGUOUS_LATE_INSERT(true, false, true),
+    /** Readers, resolvers and recovery count an applied document inserted after its deadline as committed. */
+    READER_IGNORES_LATENESS(true, false, true),
+    /** Nobody applies the lateness rule (owner and readers): "committed iff inserted", with prune deleting tombstones. */
+    NO_LATENESS_RULE(true, false, true),
+    /** The owner cancels without a document by its own undo, without first settling every prepare of its round. */
+    CANCEL_WITHOUT_DOCUMENT_BEFORE_SETTLED(true, false, true);
 
     /** True if the model must find a counterexample. */
     final boolean harmful;
     /** True if it takes two transactions sharing an account to show it. */
     final boolean needsTwoTransactions;
+    /** True if it is a rule of prune or of the commit-insert variant: checked by {@code CommitInsertModelTest}. */
+    final boolean commitInsert;
 
     TwoRoundBug(boolean harmful, boolean needsTwoTransactions) {
+        this(harmful, needsTwoTransactions, false);
+    }
+
+    TwoRoundBug(boolean harmful, boolean needsTwoTransactions, boolean commitInsert) {
         this.harmful = harmful;
         this.needsTwoTransactions = needsTwoTransactions;
+        this.commitInsert = commitInsert;
     }
 }

@@ -42,6 +42,12 @@ final class TwoRoundInvariants {
             if (s.committed[t] && s.canceled[t]) {
                 return "T" + (t + 1) + " both committed and canceled";
             }
+            if ((s.told[t] & TwoRoundState.TOLD_COMMITTED) != 0 && s.canceled[t]) {
+                return "T" + (t + 1) + "'s caller was told committed but T" + (t + 1) + " is canceled";
+            }
+            if ((s.told[t] & TwoRoundState.TOLD_CANCELED) != 0 && s.committed[t]) {
+                return "T" + (t + 1) + "'s caller was told canceled but T" + (t + 1) + " committed";
+            }
         }
         for (int a = 0; a < s.balance.length; a++) {
             int committed = committedValue(s, a);
@@ -66,7 +72,7 @@ final class TwoRoundInvariants {
             initial += m.initial[a];
         }
         for (int t = 0; t < m.txs; t++) {
-            int expected = s.doc[t] == TransactionState.DONE ? 1 : 0;
+            int expected = s.committed[t] ? 1 : 0;
             for (int i = 0; i < OPS; i++) {
                 if (s.eff[t][i] != expected || s.marker[t][i]) {
                     return "finished with T" + (t + 1) + " " + (s.doc[t] == null ? "without a document" : s.doc[t].stored())
@@ -131,8 +137,9 @@ final class TwoRoundInvariants {
         return v;
     }
 
-    private static boolean isCommitted(TwoRoundState s, int t) {
-        return s.doc[t] == TransactionState.APPLIED || s.doc[t] == TransactionState.DONE;
+    /** readCommitted's view of {@code t}: applied or done, and (commit-insert variant) not inserted late. */
+    private boolean isCommitted(TwoRoundState s, int t) {
+        return (s.doc[t] == TransactionState.APPLIED || s.doc[t] == TransactionState.DONE) && !m.countsLate(s, t);
     }
 
     String transitionViolation(TwoRoundState s, TwoRoundState n) {
@@ -141,16 +148,19 @@ final class TwoRoundInvariants {
             TransactionState from = s.doc[t];
             TransactionState to = n.doc[t];
             if (from != to) {
-                boolean created = from == null && (to == TransactionState.PENDING || to == TransactionState.CANCELED && n.tomb[t]);
-                if (!created && (from == null || to == null || !from.canMoveTo(to))) {
+                boolean created = from == null && (to == TransactionState.PENDING || to == TransactionState.CANCELED
+                        && (n.tomb[t] || m.commitInsert) || to == TransactionState.APPLIED && m.commitInsert);
+                boolean repaired = from == TransactionState.APPLIED && to == TransactionState.CANCELED && s.late[t] && m.commitInsert;
+                boolean pruned = to == null && m.prune;
+                if (!created && !repaired && !pruned && (from == null || to == null || !from.canMoveTo(to))) {
                     return name + "'s state moved " + (from == null ? "(none)" : from.stored()) + " -> "
                             + (to == null ? "(none)" : to.stored());
                 }
-                if (to == TransactionState.APPLIED) {
-                    for (int i = 0; i < OPS; i++) {
-                        if (!n.marker[t][i]) {
-                            return name + " committed before its operation on " + ACCOUNT[ACC[t][i]] + " was prepared";
-                        }
+            }
+            if (n.committed[t] && !s.committed[t]) {
+                for (int i = 0; i < OPS; i++) {
+                    if (!n.marker[t][i]) {
+                        return name + " committed before its operation on " + ACCOUNT[ACC[t][i]] + " was prepared";
                     }
                 }
             }

@@ -3,13 +3,11 @@ package io.mongo2pc.model;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.model.TwoRoundServer.Result;
 import io.mongo2pc.model.TwoRoundState.Msg;
-import io.mongo2pc.model.TwoRoundState.Phase;
 import io.mongo2pc.model.TwoRoundState.Proc;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -52,6 +50,18 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     final boolean exclusive;
     /** With {@link #exclusive}: the server refuses the update's change (a unique index, a validator). */
     final boolean refusesChange;
+    /**
+     * The commit-insert variant (docs/COMMIT-INSERT.md): round 1 is the prepares alone; the commit
+     * point is the document's first write, inserted {@code applied} and stamped, which counts as
+     * committed only if it ran before the round's deadline; an owner whose round is in doubt before
+     * its deadline inserts the pending document of today's rules instead and goes on by them.
+     */
+    final boolean commitInsert;
+    /**
+     * {@code prune} may delete any finished transaction document (done, canceled, tombstone) not
+     * modified for a lease, at any time after that.
+     */
+    final boolean prune;
     final int txs;
     final int[] initial;
     final int lease;
@@ -70,6 +80,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     private final TwoRoundServer server = new TwoRoundServer(this);
     private final TwoRoundProcesses processes = new TwoRoundProcesses(this, server);
     private final TwoRoundInvariants invariants = new TwoRoundInvariants(this);
+    private final TwoRoundCanonical canonical = new TwoRoundCanonical(this);
 
     TwoRoundModel(Set<TwoRoundBug> bugs, int txs, int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         this(bugs, false, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
@@ -77,6 +88,11 @@ final class TwoRoundModel implements Model<TwoRoundState> {
 
     TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, boolean refusesChange, int txs, int[] initial, int lease, int skew,
                   int[] behind, int crashes, int delays, int helpers) {
+        this(bugs, exclusive, refusesChange, false, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
+    }
+
+    TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, boolean refusesChange, boolean commitInsert, boolean prune, int txs,
+                  int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         if (txs < 1 || txs > 2 || initial.length != 3 || behind.length != 3 || skew >= lease
                 || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew)) {
             throw new IllegalArgumentException("need 1..2 transactions, 3 balances, 0 <= behind <= skew < lease");
@@ -84,6 +100,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         this.bugs = bugs.isEmpty() ? EnumSet.noneOf(TwoRoundBug.class) : EnumSet.copyOf(bugs);
         this.exclusive = exclusive;
         this.refusesChange = refusesChange;
+        this.commitInsert = commitInsert;
+        this.prune = prune;
         this.txs = txs;
         this.initial = initial.clone();
         this.lease = lease;
@@ -134,6 +152,14 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         return false;
     }
 
+    /**
+     * True if {@code t}'s document is applied or done but counts as canceled: the commit-insert
+     * variant's lateness rule (inserted at or after its deadline), unless a bug ignores it.
+     */
+    boolean countsLate(TwoRoundState s, int t) {
+        return commitInsert && s.late[t] && !has(TwoRoundBug.READER_IGNORES_LATENESS) && !has(TwoRoundBug.NO_LATENESS_RULE);
+    }
+
     /** The owner's deadline from the document's latest stamp: stamp + lease - maxClockSkew. */
     int deadline(TwoRoundState s, int t) {
         return Math.max(minLeft, lease - skew - s.age[t]);
@@ -166,6 +192,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         s.eff = new int[txs][OPS];
         s.committed = new boolean[txs];
         s.canceled = new boolean[txs];
+        s.told = new int[txs];
+        s.pruned = new boolean[txs];
         s.crashesLeft = crashes;
         s.delaysLeft = delays;
         s.procs = new Proc[txs + helpers];
@@ -213,12 +241,28 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 processes.reply(n, w.proc(), w, r);
             }
             out.add(new Step<>(() -> "server runs " + w + " -> " + r, normalize(n)));
-            if (w.kind() == TwoRoundState.Kind.INSERT && w.proc() < 0) {
+            if ((w.kind() == TwoRoundState.Kind.INSERT || w.kind() == TwoRoundState.Kind.COMMIT_INSERT || prune) && w.proc() < 0) {
                 // Lost for good (a crash before it left, a network that dropped it). Any other orphan
-                // that never arrives is one that arrives once it can change nothing (see dead()).
+                // that never arrives is one that arrives once it can change nothing (see dead());
+                // with prune, a document can go, so an orphan may stay able to change something.
                 TwoRoundState gone = s.copy();
                 gone.wire.remove(k);
                 out.add(new Step<>(() -> w + " is lost", normalize(gone)));
+            }
+        }
+        for (int tx = 0; tx < txs && prune; tx++) {
+            int t = tx;
+            boolean old = s.age[t] >= lease || has(TwoRoundBug.PRUNE_YOUNG);
+            if (s.doc[t] != null && (s.doc[t].isTerminal() && old || has(TwoRoundBug.PRUNE_UNFINISHED))) {
+                TwoRoundState n = s.copy();
+                n.doc[t] = null;
+                n.tomb[t] = false;
+                n.late[t] = false;
+                n.epoch[t] = 0;
+                n.age[t] = 0;
+                n.owner[t] = TwoRoundState.NO_OWNER;
+                n.pruned[t] = true;
+                out.add(new Step<>(() -> "prune deletes T" + (t + 1) + "'s document (" + s.doc[t].stored() + ")", normalize(n)));
             }
         }
         out.add(new Step<>(() -> "tick", tick(s)));
@@ -240,110 +284,9 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         return normalize(n);
     }
 
-    /**
-     * Canonical form: what no rule reads any more is reset (ages of documents nobody can take over,
-     * deadlines of phases without fenced writes, entries' deadlines once a document exists), the
-     * wire is sorted, and each transaction's epochs are renumbered keeping order, equality and
-     * "is the next epoch".
-     */
+    /** Canonical form of a successor (see {@link TwoRoundCanonical#normalize}). */
     TwoRoundState normalize(TwoRoundState s) {
-        for (int t = 0; t < txs; t++) {
-            if (s.doc[t] == null || s.doc[t].isTerminal()) {
-                s.age[t] = 0;
-            }
-            if (s.doc[t] != TransactionState.PENDING) {
-                s.late[t] = false;
-            }
-            if (s.doc[t] != null || !s.anyMarker(t) && !prepareOnWire(s, t)) {
-                s.until[t] = minLeft; // read only by resolvers of entries of a transaction without a document
-            }
-            renumberEpochs(s, t);
-        }
-        for (int p = 0; p < s.procs.length; p++) {
-            Proc c = s.procs[p];
-            if (c.owner() && (c.phase() == Phase.RELEASE || c.phase() == Phase.RESOLVER_UNDO)) {
-                s.procs[p] = c.withLeft(0);
-            }
-        }
-        s.wire.removeIf(w -> w.proc() < 0 && dead(s, w));
-        s.wire.sort(null);
-        return symmetric ? TwoRoundSymmetry.canonical(s) : s;
-    }
-
-    /**
-     * An orphan that can never change anything again (nobody hears its answer): a fenced write past
-     * its deadline on its server (time only moves on), or a compare-and-set on an epoch or state
-     * the document has left (neither ever comes back).
-     */
-    private boolean dead(TwoRoundState s, Msg w) {
-        return switch (w.kind()) {
-            case PREPARE -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0 && !has(TwoRoundBug.PREPARE_WITHOUT_DEADLINE);
-            case CHANGE -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0;
-            case UNDO -> w.left() + behind[ACC[w.tx()][w.op()]] <= 0 && !has(TwoRoundBug.OWNER_UNDO_WITHOUT_DEADLINE);
-            case INSERT -> s.doc[w.tx()] != null; // a duplicate key, for ever (documents are not pruned here)
-            case RELEASE, RESOLVER_UNDO -> !s.marker[w.tx()][w.op()] && s.doc[w.tx()] != null && s.doc[w.tx()] != TransactionState.PENDING
-                    && !has(TwoRoundBug.ROLL_FORWARD_WITHOUT_MARKER); // no prepare lands after the commit point or a cancel
-            case MOVE, RENEW -> s.doc[w.tx()] != w.from() || s.epoch[w.tx()] != w.epoch();
-            case TAKEOVER -> w.touched() || s.doc[w.tx()] != w.from() || s.epoch[w.tx()] != w.epoch();
-            default -> false;
-        };
-    }
-
-    private static boolean prepareOnWire(TwoRoundState s, int t) {
-        for (Msg w : s.wire) {
-            if ((w.kind() == TwoRoundState.Kind.PREPARE || w.kind() == TwoRoundState.Kind.CHANGE) && w.tx() == t) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void renumberEpochs(TwoRoundState s, int t) {
-        int[] used = new int[32];
-        int n = 0;
-        if (s.doc[t] != null) {
-            used[n++] = s.epoch[t];
-        }
-        for (Proc c : s.procs) {
-            if (c.owner() && c.tx() == t) {
-                used[n++] = c.epoch();
-            }
-            if (c.move() != null && c.move().tx() == t) {
-                used[n++] = c.move().epoch();
-            }
-            if (c.hand() != null && c.hand().tx() == t) {
-                used[n++] = c.hand().epoch();
-            }
-        }
-        for (Msg w : s.wire) {
-            if (w.hasEpoch() && w.tx() == t) {
-                used[n++] = w.epoch();
-            }
-        }
-        if (n == 0) {
-            s.epoch[t] = 0;
-            return;
-        }
-        java.util.function.IntUnaryOperator map = Epochs.canonical(used, n);
-        if (s.doc[t] != null) {
-            s.epoch[t] = map.applyAsInt(s.epoch[t]);
-        } else {
-            s.epoch[t] = 0;
-        }
-        for (int p = 0; p < s.procs.length; p++) {
-            Proc c = s.procs[p];
-            if (c.owner() && c.tx() == t) {
-                c = c.withEpoch(map.applyAsInt(c.epoch()));
-            }
-            if (c.move() != null && c.move().tx() == t) {
-                c = c.withMove(c.move().withEpoch(map.applyAsInt(c.move().epoch())), c.moveDoubt());
-            }
-            if (c.hand() != null && c.hand().tx() == t) {
-                c = c.withHand(c.hand().withEpoch(map.applyAsInt(c.hand().epoch())));
-            }
-            s.procs[p] = c;
-        }
-        s.wire.replaceAll(w -> w.hasEpoch() && w.tx() == t ? w.withEpoch(map.applyAsInt(w.epoch())) : w);
+        return canonical.normalize(s);
     }
 
     @Override
@@ -375,47 +318,17 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         return true;
     }
 
-    /**
-     * Situations a correct run must reach, so that the invariants are not checked in vain (the
-     * suite asserts each was reached at least once).
-     */
+    /** Situations a correct run must reach (see {@link TwoRoundSituations}). */
     Map<String, Predicate<TwoRoundState>> situations() {
-        Map<String, Predicate<TwoRoundState>> watch = new LinkedHashMap<>();
-        watch.put("owner finds its transaction tombstoned", s -> s.tomb[0] && Arrays.stream(s.procs)
-                .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RESOLVER_UNDO));
-        watch.put("tombstone with a hold still to undo", s -> s.tomb[0] && s.marker[0][0]);
-        watch.put("document inserted after its deadline", s -> s.late[0]);
-        watch.put("recovery re-prepares a pending transaction", s -> Arrays.stream(s.procs)
-                .anyMatch(p -> p.owner() && p.phase() == Phase.PREPARE && p.ins() == TwoRoundState.NO_INSERT));
-        watch.put("a credit rolled forward by another process before its owner's release ran", s -> Arrays.stream(s.procs)
-                .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) == TwoRoundState.WIRE
-                        && s.eff[0][1] == 1));
-        if (exclusive) {
-            watch.put("T1's update changed, not committed yet", s -> s.image != TwoRoundState.NO_IMAGE && s.doc[0] == TransactionState.PENDING);
-            watch.put("T1's update committed, its lock not released yet", s -> s.committed[0] && s.marker[0][1]);
-        }
-        if (exclusive && txs == 2) {
-            watch.put("T2's hold on A refused by T1's lock", s -> s.marker[0][1] && Arrays.stream(s.procs)
-                    .anyMatch(p -> p.owner() && p.tx() == 1 && p.slot(0) == TwoRoundState.REFUSED));
-            watch.put("T1's take of A refused by T2's hold", s -> s.marker[1][0] && Arrays.stream(s.procs)
-                    .anyMatch(p -> p.owner() && p.tx() == 0 && p.slot(1) == TwoRoundState.REFUSED));
-            watch.put("T2 committed before T1, T1 committed after", s -> s.firstCommitted == 1 && s.committed[0]);
-            watch.put("T1 committed before T2, T2 committed after", s -> s.firstCommitted == 0 && s.committed[1]);
-        }
-        if (txs == 2) {
-            watch.put("T2 committed", s -> s.committed[1]);
-            watch.put("T2 canceled", s -> s.canceled[1]);
-            watch.put("T2 committed before T1's owner released T1's credit", s -> s.committed[1] && Arrays.stream(s.procs)
-                    .anyMatch(p -> p.owner() && p.tx() == 0 && p.phase() == Phase.RELEASE && p.slot(1) != TwoRoundState.DONE));
-        }
-        return watch;
+        return TwoRoundSituations.of(this);
     }
 
     /**
      * Bigger searches outside the test suite, e.g. {@code java -Xmx12g -cp
      * mongo2pc-core/target/test-classes:mongo2pc-core/target/classes io.mongo2pc.model.TwoRoundModel
      * txs=2 crashes=1 helpers=1}. Arguments: {@code txs=1|2 balances=A,B,C lease=N skew=N
-     * behind=A,B,C crashes=N delays=N helpers=N exclusive=true|false refusesChange=true|false bug=NAME} (bug repeatable).
+     * behind=A,B,C crashes=N delays=N helpers=N exclusive=true|false refusesChange=true|false
+     * commitInsert=true|false prune=true|false bug=NAME} (bug repeatable).
      */
     public static void main(String[] args) {
         int txs = 2;
@@ -428,6 +341,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         int helpers = 1;
         boolean exclusive = false;
         boolean refusesChange = false;
+        boolean commitInsert = false;
+        boolean prune = false;
         Set<TwoRoundBug> bugs = EnumSet.noneOf(TwoRoundBug.class);
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
@@ -442,12 +357,14 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 case "helpers" -> helpers = Integer.parseInt(kv[1]);
                 case "exclusive" -> exclusive = Boolean.parseBoolean(kv[1]);
                 case "refusesChange" -> refusesChange = Boolean.parseBoolean(kv[1]);
+                case "commitInsert" -> commitInsert = Boolean.parseBoolean(kv[1]);
+                case "prune" -> prune = Boolean.parseBoolean(kv[1]);
                 case "bug" -> bugs.add(TwoRoundBug.valueOf(kv[1]));
                 default -> throw new IllegalArgumentException("unknown argument " + arg);
             }
         }
         long start = System.nanoTime();
-        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, refusesChange, txs, balances, lease, skew, behind, crashes, delays, helpers);
+        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, refusesChange, commitInsert, prune, txs, balances, lease, skew, behind, crashes, delays, helpers);
         ModelChecker.Outcome outcome = new ModelChecker<>(model, model.situations()).run();
         System.out.println(String.join(" ", args) + ": " + outcome.report() + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         System.exit(outcome.ok() ? 0 : 1);

@@ -41,15 +41,21 @@ import static io.mongo2pc.model.TwoRoundState.WIRE;
 final class TwoRoundProcesses {
     private final TwoRoundModel m;
     private final TwoRoundServer server;
+    private final CommitInsertOwner variant;
+    private final TwoRoundResolvers resolvers;
 
     TwoRoundProcesses(TwoRoundModel model, TwoRoundServer server) {
         this.m = model;
         this.server = server;
+        this.variant = new CommitInsertOwner(model, server, this);
+        this.resolvers = new TwoRoundResolvers(model, server, this, variant);
     }
 
     void steps(TwoRoundState s, int p, List<Step<TwoRoundState>> out) {
         Proc c = s.procs[p];
-        if (c.start() >= 0) {
+        if (c.start() >= 0 && m.commitInsert) {
+            variant.start(s, p, c.start(), out);
+        } else if (c.start() >= 0) {
             int t = c.start();
             add(out, s, () -> "P" + p + " runs T" + (t + 1) + ": round 1 sends the insert and every prepare at once", n -> {
                 int left = m.lease - m.skew;
@@ -63,7 +69,7 @@ final class TwoRoundProcesses {
                 }
             });
         } else if (!c.owner()) {
-            idleSteps(s, p, c, out);
+            resolvers.idleSteps(s, p, c, out);
         } else {
             timeouts(s, p, c, out);
             ownerSteps(s, p, c, out);
@@ -98,6 +104,7 @@ final class TwoRoundProcesses {
         Proc o = n.procs[p];
         n.procs[p] = switch (w.kind()) {
             case INSERT -> o.withIns(DOUBT);
+            case COMMIT_INSERT -> o.withIns(TwoRoundState.COMMIT_DOUBT);
             case MOVE, RENEW -> o.withMove(o.move(), true);
             default -> o.withSlot(w.op(), DOUBT);
         };
@@ -121,6 +128,9 @@ final class TwoRoundProcesses {
                 n.procs[p] = n.procs[p].withIns(WIRE);
             });
         }
+        if (m.commitInsert && variant.steps(s, p, c, out)) {
+            return;
+        }
         switch (c.phase()) {
             case PREPARE -> prepareDecision(s, p, c, out);
             case UNDO -> sendAll(s, p, c, Kind.UNDO, out, CANCELING, CANCELED);
@@ -143,13 +153,14 @@ final class TwoRoundProcesses {
             }
             return;
         }
-        if (c.ins() != MINE && c.ins() != NO_INSERT) {
+        boolean noDoc = c.ins() == TwoRoundState.NO_DOC; // the commit-insert variant, before its commit
+        if (c.ins() != MINE && c.ins() != NO_INSERT && !noDoc) {
             return; // nothing can change the document before the owner knows it is there
         }
         boolean anyOpen = c.anySlot(NONE) || c.anySlot(RESEND) || c.anySlot(EXPIRED) || c.anySlot(REFUSED) || c.anySlot(TAKEN)
                 || c.anySlot(REJECTED);
         if (m.has(TwoRoundBug.COMMIT_BEFORE_EVERY_PREPARE_ACKNOWLEDGED) && !anyOpen && !c.cancel() && !c.allSlots(TwoRoundState.DONE)) {
-            send(s, p, c, new Msg(Kind.MOVE, t, -1, 0, c.epoch(), PENDING, APPLIED, p, false, false), out);
+            commit(s, p, c, noDoc, out);
         }
         // The server refused an update's change (round 1b): a refusal before the commit point.
         boolean refusedForGood = c.anySlot(REJECTED);
@@ -157,10 +168,10 @@ final class TwoRoundProcesses {
             if (c.slot(i) == REFUSED) {
                 int op = i;
                 int a = ACC[t][i];
-                List<Resolution> fixes = resolutions(s, a, t);
-                for (Resolution r : fixes) {
-                    add(out, s, () -> "P" + p + " (writer refused on " + ACCOUNT[a] + ") " + r.label + ", then will prepare again", n -> {
-                        r.apply.accept(n);
+                List<TwoRoundResolvers.Resolution> fixes = resolvers.resolutions(s, a, t);
+                for (TwoRoundResolvers.Resolution r : fixes) {
+                    add(out, s, () -> "P" + p + " (writer refused on " + ACCOUNT[a] + ") " + r.label() + ", then will prepare again", n -> {
+                        r.apply().accept(n);
                         n.procs[p] = n.procs[p].withSlot(op, RESEND);
                     });
                 }
@@ -179,17 +190,26 @@ final class TwoRoundProcesses {
             }
         }
         if (c.cancel() || refusedForGood) {
-            if (!unsettled || m.has(TwoRoundBug.UNDO_BEFORE_PREPARES_SETTLED)) {
+            if (noDoc && (!unsettled || m.has(TwoRoundBug.CANCEL_WITHOUT_DOCUMENT_BEFORE_SETTLED))) {
+                variant.cancel(s, p, c, out);
+            } else if (!noDoc && (!unsettled || m.has(TwoRoundBug.UNDO_BEFORE_PREPARES_SETTLED))) {
                 send(s, p, c, new Msg(Kind.MOVE, t, -1, 0, c.epoch(), PENDING, CANCELING, p, false, false), out);
             }
             return;
+        }
+        if (noDoc && c.anySlot(DOUBT) && c.left() > 0) {
+            variant.fallBack(s, p, c, out); // or wait it out, then cancel without a document
         }
         boolean waitForDoubt = c.anySlot(DOUBT) && c.left() > -m.skew && !m.has(TwoRoundBug.IN_DOUBT_PREPARE_RESENT_AT_ONCE);
         if (c.anySlot(WIRE) || waitForDoubt) {
             return;
         }
         if (c.allSlots(TwoRoundState.DONE)) {
-            send(s, p, c, new Msg(Kind.MOVE, t, -1, 0, c.epoch(), PENDING, APPLIED, p, false, false), out);
+            commit(s, p, c, noDoc, out);
+            return;
+        }
+        if (c.left() <= 0 && noDoc) {
+            variant.cancel(s, p, c, out); // past its deadline without a document: nothing to renew
             return;
         }
         if (c.left() <= 0) {
@@ -208,6 +228,14 @@ final class TwoRoundProcesses {
         sendSlots(s, p, c, Kind.PREPARE, out, NONE, EXPIRED, DOUBT, RESEND);
     }
 
+    private void commit(TwoRoundState s, int p, Proc c, boolean noDoc, List<Step<TwoRoundState>> out) {
+        if (noDoc) {
+            variant.commit(s, p, c, out);
+        } else {
+            send(s, p, c, new Msg(Kind.MOVE, c.tx(), -1, 0, c.epoch(), PENDING, APPLIED, p, false, false), out);
+        }
+    }
+
     /**
      * Undo (fenced), resolver's undo or release of every operation at once; then the state change
      * {@code from -> to} (none for the resolver's undo: the tombstone is terminal already).
@@ -219,7 +247,13 @@ final class TwoRoundProcesses {
         }
         if (c.allSlots(TwoRoundState.DONE)) {
             if (from == null) {
-                add(out, s, () -> "P" + p + " has undone T" + (c.tx() + 1) + "'s prepares: reports it canceled", n -> stop(n, p));
+                add(out, s, () -> "P" + p + " has undone T" + (c.tx() + 1) + "'s prepares: reports it "
+                        + (c.cancel() ? "in doubt" : "canceled"), n -> {
+                    if (!c.cancel()) {
+                        tell(n, c.tx(), TwoRoundState.TOLD_CANCELED);
+                    }
+                    stop(n, p);
+                });
             } else {
                 send(s, p, c, new Msg(Kind.MOVE, c.tx(), -1, 0, c.epoch(), from, to, p, false, false), out);
             }
@@ -280,7 +314,18 @@ final class TwoRoundProcesses {
             case CHANGE -> n.procs[p] = c.withSlot(w.op(), r == Result.DONE ? TwoRoundState.DONE : r == Result.REFUSED ? REJECTED : EXPIRED);
             case UNDO -> n.procs[p] = c.withSlot(w.op(), r == Result.DONE ? TwoRoundState.DONE : EXPIRED);
             case RESOLVER_UNDO, RELEASE -> n.procs[p] = c.withSlot(w.op(), TwoRoundState.DONE);
+            case COMMIT_INSERT -> {
+                if (r == Result.LOST) {
+                    stop(n, p); // taken over since (its answer was lost before): the new owner drives it
+                } else {
+                    n.procs[p] = c.withIns(r == Result.TOMB ? TOMB
+                            : c.ins() == TwoRoundState.COMMIT_AGAIN_WIRE ? TwoRoundState.COMMIT_AGAIN_MINE : TwoRoundState.COMMIT_MINE);
+                }
+            }
             case MOVE -> {
+                if (r == Result.OK && w.to() == APPLIED && c.ins() == MINE) {
+                    tell(n, c.tx(), TwoRoundState.TOLD_COMMITTED); // the caller's owner (recovery tells no caller)
+                }
                 if (r != Result.OK) {
                     stop(n, p); // LeaseLostException
                 } else if (w.to().isTerminal()) {
@@ -298,81 +343,20 @@ final class TwoRoundProcesses {
         }
     }
 
+    /** What the owner tells its caller (a ghost; recorded in the commit-insert variant's runs). */
+    private void tell(TwoRoundState n, int t, int what) {
+        if (m.commitInsert) {
+            n.told[t] |= what;
+        }
+    }
+
     /** The process stops driving its transaction; writes it still waits for become orphans. */
     static void stop(TwoRoundState n, int p) {
         n.procs[p] = Proc.IDLE;
         n.wire.replaceAll(w -> w.proc() == p ? w.orphan() : w);
     }
 
-    // ---- idle processes: resolvers and recovery ------------------------------------------------
-
-    private record Resolution(String label, Consumer<TwoRoundState> apply) { }
-
-    /**
-     * What a process that meets a marker on account {@code a} may do about it, by the state of the
-     * marker's transaction (any but {@code except}): roll forward (committed), undo (canceled), or
-     * tombstone it (no document, and the entry's deadline + maxClockSkew has passed).
-     */
-    private List<Resolution> resolutions(TwoRoundState s, int a, int except) {
-        List<Resolution> out = new ArrayList<>();
-        for (int t = 0; t < m.txs; t++) {
-            for (int i = 0; i < OPS; i++) {
-                if (t == except || ACC[t][i] != a || !s.marker[t][i]) {
-                    continue;
-                }
-                int tx = t;
-                int op = i;
-                String where = "T" + (t + 1) + "'s marker on " + ACCOUNT[a];
-                TransactionState state = s.doc[t];
-                if (state == APPLIED || state == DONE) {
-                    out.add(new Resolution("rolls forward " + where, n -> server.rollForward(n, tx, op)));
-                } else if (state == CANCELED) {
-                    out.add(new Resolution("undoes " + where + " (canceled)", n -> server.undo(n, tx, op, true)));
-                } else if (state == null && m.resolvable(s, t)) {
-                    if (m.has(TwoRoundBug.RESOLVER_WITHOUT_TOMBSTONE)) {
-                        out.add(new Resolution("undoes " + where + " without a tombstone", n -> server.undo(n, tx, op, true)));
-                    } else {
-                        out.add(new Resolution("meets " + where + " without a document: inserts a tombstone",
-                                n -> server.tombstone(n, tx)));
-                    }
-                }
-            }
-        }
-        return out;
-    }
-
-    private void idleSteps(TwoRoundState s, int p, Proc c, List<Step<TwoRoundState>> out) {
-        if (c.hand() != null) {
-            Msg w = c.hand();
-            add(out, s, () -> "P" + p + " sends " + w, n -> {
-                n.procs[p] = Proc.IDLE;
-                if (server.execute(n, w) == Result.OK) {
-                    int t = w.tx();
-                    boolean cancel = w.cancel() || w.from() == PENDING && n.late[t] && !m.has(TwoRoundBug.LATE_INSERT_ROLLED_FORWARD);
-                    n.procs[p] = Proc.owning(t, n.epoch[t], w.from(), m.deadline(n, t), NO_INSERT, 0, cancel);
-                }
-            });
-            return;
-        }
-        for (int a = 0; a < s.balance.length; a++) {
-            for (Resolution r : resolutions(s, a, -1)) {
-                add(out, s, () -> "P" + p + " " + r.label, r.apply);
-            }
-        }
-        for (int tx = 0; tx < m.txs; tx++) {
-            int t = tx;
-            TransactionState state = s.doc[t];
-            if ((state == PENDING || state == APPLIED || state == CANCELING) && s.age[t] >= m.lease) {
-                for (boolean cancel : state == PENDING ? new boolean[] {false, true} : new boolean[] {false}) {
-                    Msg read = new Msg(Kind.TAKEOVER, t, -1, 0, s.epoch[t], state, null, p, false, cancel);
-                    add(out, s, () -> "P" + p + " reads stale T" + (t + 1) + (cancel ? " to cancel it" : " to recover it"),
-                            n -> n.procs[p] = Proc.IDLE.withHand(read));
-                }
-            }
-        }
-    }
-
-    private void add(List<Step<TwoRoundState>> out, TwoRoundState s, java.util.function.Supplier<String> label,
+    void add(List<Step<TwoRoundState>> out, TwoRoundState s, java.util.function.Supplier<String> label,
                      Consumer<TwoRoundState> change) {
         TwoRoundState n = s.copy();
         change.accept(n);

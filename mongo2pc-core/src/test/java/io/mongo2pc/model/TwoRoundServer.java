@@ -28,6 +28,7 @@ final class TwoRoundServer {
     Result execute(TwoRoundState s, Msg w) {
         return switch (w.kind()) {
             case INSERT -> insert(s, w);
+            case COMMIT_INSERT -> commitInsert(s, w);
             case PREPARE -> prepare(s, w);
             case CHANGE -> change(s, w);
             case UNDO -> undo(s, w.tx(), w.op(), m.has(TwoRoundBug.OWNER_UNDO_WITHOUT_DEADLINE) || fenceOpen(w));
@@ -59,6 +60,52 @@ final class TwoRoundServer {
             return Result.TOMB;
         }
         return w.proc() >= 0 && s.owner[t] == w.proc() ? Result.MINE : Result.LOST; // its token, not taken over since
+    }
+
+    /**
+     * The commit-insert variant's commit point: the same insert-if-absent, of the document already
+     * {@code applied}, stamped {@code insertedAt}; {@code late} if it ran at or after the round's
+     * deadline, and then it counts as canceled (the lateness rule). A duplicate key is read back as
+     * for the insert of round 1.
+     */
+    private Result commitInsert(TwoRoundState s, Msg w) {
+        int t = w.tx();
+        if (s.doc[t] != null) {
+            return s.tomb[t] ? Result.TOMB : w.proc() >= 0 && s.owner[t] == w.proc() ? Result.MINE : Result.LOST;
+        }
+        boolean late = w.left() <= 0;
+        boolean counts = !late || m.has(TwoRoundBug.NO_LATENESS_RULE);
+        s.epoch[t] = 1;
+        s.owner[t] = w.proc() >= 0 ? w.proc() : TwoRoundState.CRASHED;
+        s.late[t] = late;
+        if (counts) {
+            setState(s, t, TransactionState.APPLIED);
+        } else {
+            s.doc[t] = TransactionState.APPLIED; // stored applied, counts as canceled from the start
+            if (!s.pruned[t] || !s.committed[t]) {
+                s.canceled[t] = true;
+            }
+        }
+        touch(s, t);
+        return Result.MINE;
+    }
+
+    /** The owner's record of a cancel without a document: inserted {@code canceled} if absent (no tombstone flag). */
+    void record(TwoRoundState s, int t) {
+        if (s.doc[t] == null) {
+            setState(s, t, TransactionState.CANCELED);
+            s.epoch[t] = 0;
+            s.owner[t] = TwoRoundState.NO_OWNER;
+            touch(s, t);
+        }
+    }
+
+    /** The repair of an applied document inserted late: {@code {_id, state: applied, late}} -> canceled. */
+    void repair(TwoRoundState s, int t) {
+        if (s.doc[t] == TransactionState.APPLIED && s.late[t]) {
+            s.doc[t] = TransactionState.CANCELED;
+            touch(s, t);
+        }
     }
 
     /**
@@ -187,7 +234,9 @@ final class TwoRoundServer {
     /** CAS on state and epoch; a miss that finds the target state under our epoch is our own lost answer. */
     private Result move(TwoRoundState s, Msg w) {
         int t = w.tx();
-        if (s.doc[t] == w.from() && s.epoch[t] == w.epoch()) {
+        // The commit requires insertedAt < until (docs/TWO-ROUND.md, round 2): it matters with prune or the commit insert.
+        boolean lateCommit = (m.prune || m.commitInsert) && w.to() == TransactionState.APPLIED && s.late[t] && !m.has(TwoRoundBug.COMMIT_CAS_IGNORES_LATE_INSERT);
+        if (s.doc[t] == w.from() && s.epoch[t] == w.epoch() && !lateCommit) {
             setState(s, t, w.to());
             touch(s, t);
             return Result.OK;
@@ -197,7 +246,9 @@ final class TwoRoundServer {
 
     private Result renew(TwoRoundState s, Msg w) {
         int t = w.tx();
-        if (s.doc[t] == w.from() && s.epoch[t] == w.epoch()) {
+        // A document inserted late is never renewed, its prepares never sent again (with prune or the commit insert).
+        boolean late = (m.prune || m.commitInsert) && s.late[t] && !m.has(TwoRoundBug.RENEW_IGNORES_LATE_INSERT);
+        if (s.doc[t] == w.from() && s.epoch[t] == w.epoch() && !late) {
             touch(s, t);
             return Result.OK;
         }
@@ -217,6 +268,10 @@ final class TwoRoundServer {
     }
 
     private static void setState(TwoRoundState s, int t, TransactionState to) {
+        if (s.pruned[t] && (s.committed[t] || s.canceled[t])) {
+            s.doc[t] = to; // a late copy's document after prune: the transaction was decided before
+            return;
+        }
         if (to == TransactionState.APPLIED) {
             s.committed[t] = true;
             if (s.firstCommitted < 0) {

@@ -38,7 +38,12 @@ final class TwoRoundState {
          * Round 1b of an exclusive update: its lock of this transaction there, no before-image yet,
          * fenced by the owner's deadline -> the change applied and the before-image stored, one write.
          */
-        CHANGE
+        CHANGE,
+        /**
+         * The commit-insert variant (docs/COMMIT-INSERT.md): the transaction document's first write,
+         * an insert-if-absent of the document already {@code applied}, stamped {@code insertedAt}.
+         */
+        COMMIT_INSERT
     }
 
     /**
@@ -55,7 +60,7 @@ final class TwoRoundState {
         }
 
         boolean fenced() {
-            return kind == Kind.INSERT || kind == Kind.PREPARE || kind == Kind.UNDO || kind == Kind.CHANGE;
+            return kind == Kind.INSERT || kind == Kind.PREPARE || kind == Kind.UNDO || kind == Kind.CHANGE || kind == Kind.COMMIT_INSERT;
         }
 
         Msg orphan() { return withProc(-1); }
@@ -82,6 +87,7 @@ final class TwoRoundState {
             String d = ",deadline now" + (left >= 0 ? "+" : "") + left;
             String body = switch (kind) {
                 case INSERT -> "insert(" + t + d + ")";
+                case COMMIT_INSERT -> "commitInsert(" + t + ",applied" + d + ")";
                 case PREPARE -> (TwoRoundModel.DELTA[tx][op] < 0 ? "hold(" : "mark(") + t + "@" + a + d + ")";
                 case CHANGE -> "change(" + t + "@" + a + d + ")";
                 case UNDO -> "undo(" + t + "@" + a + d + ")";
@@ -102,8 +108,16 @@ final class TwoRoundState {
     static final int TAKEN = 7, REJECTED = 8;
     /** The insert's slot: NO_INSERT for an owner by takeover. */
     static final int NO_INSERT = 0, MINE = 2, TOMB = 3;
+    /**
+     * The commit-insert variant: no document yet (round 1 is the prepares alone); the commit insert
+     * on the wire, its answer lost, and inserted (whether before the deadline is still to be known).
+     */
+    static final int NO_DOC = 4, COMMIT_WIRE = 6, COMMIT_DOUBT = 7, COMMIT_MINE = 8;
+    /** The same after an earlier copy was in doubt (it may have committed, finished and been pruned since). */
+    static final int COMMIT_AGAIN_WIRE = 9, COMMIT_AGAIN_MINE = 10;
     private static final String[] SLOT = {"-", "wire", "done", "refused", "expired", "doubt", "resend", "taken", "change refused"};
-    private static final String[] INS = {"-", "wire", "mine", "tombstone", "?", "doubt"};
+    private static final String[] INS = {"-", "wire", "mine", "tombstone", "none yet", "doubt", "commit on the wire",
+        "commit in doubt", "commit inserted", "commit sent again", "commit inserted after a copy in doubt"};
 
     /** What an owner is doing in its current state. */
     enum Phase { PREPARE, UNDO, RESOLVER_UNDO, RELEASE }
@@ -234,6 +248,11 @@ final class TwoRoundState {
     /** Ghost: the transaction reached applied / canceled. */
     boolean[] committed;
     boolean[] canceled;
+    /** Ghost: what the owner told its caller: 0 nothing yet, COMMITTED or CANCELED. */
+    int[] told;
+    static final int TOLD_COMMITTED = 1, TOLD_CANCELED = 2;
+    /** Ghost: prune deleted the document at least once (a later one is a late copy's: its ghosts stay as decided). */
+    boolean[] pruned;
     /** Ghost: the transaction that reached applied first (-1: none yet), for the committed value of an update. */
     int firstCommitted = -1;
     int crashesLeft;
@@ -264,6 +283,8 @@ final class TwoRoundState {
         }
         s.committed = committed.clone();
         s.canceled = canceled.clone();
+        s.told = told.clone();
+        s.pruned = pruned.clone();
         s.firstCommitted = firstCommitted;
         s.image = image;
         s.crashesLeft = crashesLeft;
@@ -292,7 +313,8 @@ final class TwoRoundState {
         for (int t = 0; t < doc.length; t++) {
             b.append((char) (doc[t] == null ? 7 : doc[t].ordinal())).append(tomb[t] ? 't' : '-').append(late[t] ? 'l' : '-')
                     .append((char) epoch[t]).append((char) age[t]).append((char) (owner[t] + 1)).append((char) (until[t] + 8))
-                    .append(committed[t] ? 'c' : '-').append(canceled[t] ? 'x' : '-');
+                    .append(committed[t] ? 'c' : '-').append(canceled[t] ? 'x' : '-').append((char) ('0' + told[t]))
+                    .append(pruned[t] ? 'p' : '-');
             for (int i = 0; i < marker[t].length; i++) {
                 b.append(marker[t][i] ? '1' : '0').append((char) (eff[t][i] + 8));
             }
@@ -327,6 +349,7 @@ final class TwoRoundState {
                         .append(",e").append(epoch[t]).append(",age=").append(age[t]).append(",owner=")
                         .append(owner[t] == NO_OWNER ? "-" : owner[t] == CRASHED ? "crashed" : "P" + owner[t]);
             }
+            b.append(told[t] == TOLD_COMMITTED ? ", caller told committed" : told[t] == TOLD_CANCELED ? ", caller told canceled" : "");
             b.append("} ");
         }
         for (int a = 0; a < balance.length; a++) {
