@@ -36,6 +36,15 @@ final class LateCommit {
         if (state != TransactionState.APPLIED && state != TransactionState.DONE) {
             return false;
         }
+        return insertedLate(transaction);
+    }
+
+    /**
+     * True if {@code transaction} was inserted at or after its deadline ({@code insertedAt >= until},
+     * both stamped), whatever its state: a {@code pending} one so inserted is canceled by whoever
+     * takes it over, an applied or done one is {@link #late}.
+     */
+    static boolean insertedLate(Document transaction) {
         return transaction.get(TwoRound.INSERTED_AT) instanceof Date insertedAt && transaction.get(TwoRound.UNTIL) instanceof Date until
                 && !insertedAt.before(until);
     }
