@@ -46,6 +46,7 @@ public final class TransactionManagerBuilder {
     boolean finishInBackground = true;
     /** Null: not set, the default (the two-round commit, the tutorial's rules for what it cannot run). */
     Boolean twoRoundCommit;
+    boolean commitInsert = true;
     int combinedRequestsInFlight = DEFAULT_COMBINED_REQUESTS_IN_FLIGHT;
     Duration finishLinger = DEFAULT_FINISH_LINGER;
     /** Null: the default, the lease. */
@@ -241,6 +242,21 @@ public final class TransactionManagerBuilder {
      */
     public TransactionManagerBuilder twoRoundCommit(boolean twoRoundCommit) {
         this.twoRoundCommit = twoRoundCommit;
+        return this;
+    }
+
+    /**
+     * Where the two-round commit writes its transaction document (docs/TWO-ROUND.md, "The commit
+     * insert"). {@code true} (the default): round 1 is the prepares alone and the commit point is
+     * the document's first write, its insert already {@code applied}, which counts as committed
+     * only if it ran before the owner's deadline; a transfer then costs one request fewer.
+     * {@code false}: round 1 also inserts the document {@code pending}, and the commit is a
+     * compare-and-set. Every manager of this version reads and recovers both; a version without
+     * the commit insert's lateness rule must not share a transactions collection with a manager
+     * that writes commit inserts.
+     */
+    public TransactionManagerBuilder commitInsert(boolean commitInsert) {
+        this.commitInsert = commitInsert;
         return this;
     }
 

@@ -43,6 +43,7 @@ public final class TransactionManagerSettings {
     private final boolean finishInBackground;
     private final boolean twoRoundCommit;
     private final boolean tutorialRulesFallback;
+    private final boolean commitInsert;
     private final int combinedRequestsInFlight;
     private final Duration finishLinger;
     private final Duration sweepPeriod;
@@ -77,6 +78,7 @@ public final class TransactionManagerSettings {
         this.finishInBackground = b.finishInBackground;
         this.twoRoundCommit = b.twoRoundCommit == null || b.twoRoundCommit;
         this.tutorialRulesFallback = b.twoRoundCommit == null;
+        this.commitInsert = b.commitInsert;
         this.combinedRequestsInFlight = b.combinedRequestsInFlight;
         this.finishLinger = b.finishLinger;
         this.sweepPeriod = b.sweepPeriod != null ? b.sweepPeriod : b.lease;
@@ -102,6 +104,8 @@ public final class TransactionManagerSettings {
      * of being refused: the default, when {@code twoRoundCommit} was not set.
      */
     public boolean tutorialRulesFallback() { return tutorialRulesFallback; }
+    /** True if the two-round commit's commit point is the insert of its document, already applied. */
+    public boolean commitInsert() { return commitInsert; }
     /** The most combined write requests out at once per collection (group commit). */
     public int combinedRequestsInFlight() { return combinedRequestsInFlight; }
     public WriteConcern writeConcern() { return writeConcern; }

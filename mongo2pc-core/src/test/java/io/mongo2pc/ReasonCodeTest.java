@@ -64,7 +64,7 @@ class ReasonCodeTest {
         TransactionManager tm = manager();
         // a transaction stopped after its apply keeps its marker on A (maxMarkers 1)
         TransactionManager stopped = TransactionManager.builder().target("default", mongo.client()).database(db)
-                .application("stopped").crashHook((p, id) -> {
+                .application("stopped").commitInsert(false).crashHook((p, id) -> {
                     if (p.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0))) {
                         throw new IllegalStateException("stop");
                     }

@@ -41,7 +41,7 @@ class SweepPeriodTest {
         mongo.invariants().expectTotal(mongo.database(), 100);
         // An orphan: the owner stops after its prepares, before its transaction document is written.
         TransactionManager owner = TestManagers.crashing(mongo.client(), mongo.database(), "owner", (point, id) -> {
-            if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+            if (TestManagers.beforeTheDocument(point)) {
                 throw new SimulatedCrash(point, id);
             }
         }).twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW).build();

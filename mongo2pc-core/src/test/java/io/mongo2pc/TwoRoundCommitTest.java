@@ -207,7 +207,10 @@ class TwoRoundCommitTest {
             id[0] = tx;
             die.reached(point, tx);
         };
-        assertThatThrownBy(() -> manager(false, seeId).run(transfer(30))).hasMessageContaining("process ends");
+        // Round 1 inserts the document pending (no commit insert): there is a transaction to cancel.
+        TransactionManager owner = TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
+                .application("two-round").twoRoundCommit(true).commitInsert(false).finishInBackground(false).crashHook(seeId).build();
+        assertThatThrownBy(() -> owner.run(transfer(30))).hasMessageContaining("process ends");
         mongo.expireLeases(mongo.database());
         CancelResult result = manager(false, CrashHook.NONE).cancel(id[0], "wrong amount");
         assertThat(result.isCanceled()).as(result.toString()).isTrue();

@@ -47,8 +47,20 @@ class TwoRoundExclusiveChangeTest {
     }
 
     private static TransactionManager manager(CrashHook hook) {
+        return builder(hook).build();
+    }
+
+    /**
+     * A manager whose round 1 also inserts the document pending (no commit insert): an owner that
+     * dies before its commit leaves a document recovery can take over and commit.
+     */
+    private static TransactionManager pendingInsert(CrashHook hook) {
+        return builder(hook).commitInsert(false).build();
+    }
+
+    private static TransactionManagerBuilder builder(CrashHook hook) {
         return TransactionManager.builder().target("default", mongo.client()).database(mongo.database())
-                .application("round-1b").twoRoundCommit(true).finishInBackground(false).crashHook(hook).build();
+                .application("round-1b").twoRoundCommit(true).finishInBackground(false).crashHook(hook);
     }
 
     /** A transfer of 30 from A to B, an insert, and {@code update} of ann. */
@@ -128,7 +140,7 @@ class TwoRoundExclusiveChangeTest {
             }
         };
         Document update = new Document("$set", new Document("email", "ann@new.example.com"));
-        assertThatThrownBy(() -> manager(die).run(withUpdate(update))).hasMessageContaining("process ends");
+        assertThatThrownBy(() -> pendingInsert(die).run(withUpdate(update))).hasMessageContaining("process ends");
         assertThat(stored("ann")).containsKey("_m2pc");
         TransactionManager other = manager(CrashHook.NONE);
         assertThat(other.readCommitted(ann).orElseThrow()).as("not committed: as it was").containsEntry("email", "ann@example.com")
@@ -162,7 +174,7 @@ class TwoRoundExclusiveChangeTest {
                 throw new IllegalStateException("the owner's process ends here");
             }
         };
-        assertThatThrownBy(() -> manager(die).run(withUpdate(new Document("$set", new Document("email", "ann@new.example.com")))))
+        assertThatThrownBy(() -> pendingInsert(die).run(withUpdate(new Document("$set", new Document("email", "ann@new.example.com")))))
                 .hasMessageContaining("process ends");
         Object id = mongo.transactions(mongo.database()).find().first().get("_id");
         mongo.expireLeases(mongo.database());

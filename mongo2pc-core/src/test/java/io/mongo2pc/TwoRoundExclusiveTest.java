@@ -3,6 +3,7 @@ package io.mongo2pc;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -206,7 +207,7 @@ class TwoRoundExclusiveTest {
         Duration lease = Duration.ofSeconds(1);
         Duration skew = Duration.ofMillis(100);
         CrashHook dieBeforeInsert = (point, id) -> {
-            if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+            if (TestManagers.beforeTheDocument(point)) {
                 throw new IllegalStateException("the owner's process ends here");
             }
         };

@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The two-round commit's late writes and the markers others meet: a transaction document whose
+ * The two-round commit's late writes and the markers others meet, with round 1 inserting the
+ * document pending (the commit insert's late copies have their own test): a transaction document whose
  * insert the network delivered after its deadline (canceled by recovery, never rolled forward);
  * an owner paused with its prepares landed and its insert not sent, whose prepares a resolver
  * undoes behind a tombstone (the owner's insert then fails and it reports canceled); a transfer
@@ -57,7 +58,7 @@ class TwoRoundLateCopyTest {
 
     private static TransactionManager manager(MongoClient client, CrashHook hook, Duration lease) {
         return TransactionManager.builder().finishInBackground(false).target("default", client).database(mongo.database()).application("late")
-                .twoRoundCommit(true).lease(lease).maxClockSkew(SKEW).retryTimeout(Duration.ofSeconds(10)).crashHook(hook).build();
+                .twoRoundCommit(true).commitInsert(false).lease(lease).maxClockSkew(SKEW).retryTimeout(Duration.ofSeconds(10)).crashHook(hook).build();
     }
 
     private List<Operation> transfer(DocumentRef from, DocumentRef to, long value) {

@@ -54,6 +54,7 @@ final class TwoRound {
     private final TwoRoundContext c;
     private final RoundOne roundOne;
     private final TwoRoundFinish finish;
+    private final CommitInsert commitInsert;
     /** The outcome of an id another transaction holds (the caller's own id run again). */
     private final BiFunction<Object, List<Operation>, TransactionOutcome> existing;
 
@@ -61,6 +62,7 @@ final class TwoRound {
         this.c = c;
         this.roundOne = new RoundOne(c.targets(), c.entries(), c.retrier(), c.crashPoints());
         this.finish = new TwoRoundFinish(c);
+        this.commitInsert = new CommitInsert(c);
         this.existing = existing;
     }
 
@@ -88,9 +90,65 @@ final class TwoRound {
         tx.stampedNanos = System.nanoTime();
         String token = c.tokens().next();
         doc.append(Fields.TOKEN, token).append(NONCE, tx.nonce).append(PROTOCOL, RULES).append(UNTIL, Date.from(until));
+        if (c.settings().commitInsert()) {
+            RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, ops, until, null, new ArrayList<>());
+            if (allInEffect(sent)) {
+                c.settings().metrics().started();
+                return afterCommitInsert(tx, commitInsert.commit(tx, doc, token));
+            }
+            // A prepare refused, busy, expired or in doubt: today's rules from here, the pending
+            // document inserted after round 1 (one of the orders round 1's parallel writes may land in).
+            c.crashPoints().before(Step.INSERT, -1, id);
+            return afterInsert(tx, sent, insert(tx, doc, token), until);
+        }
         List<Insert> inserted = new ArrayList<>(1);
         RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, ops, until, () -> insert(tx, doc, token), inserted);
-        switch (inserted.get(0)) {
+        return afterInsert(tx, sent, inserted.get(0), until);
+    }
+
+    private static boolean allInEffect(RoundOne.Sent[] sent) {
+        for (RoundOne.Sent s : sent) {
+            if (s.inDoubt() || s.result().kind() != Participants.Kind.DONE) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Goes on from the commit insert's answer ({@link CommitInsert}). */
+    private TransactionOutcome afterCommitInsert(OwnedTransaction tx, CommitInsert.Found found) {
+        switch (found) {
+            case COMMITTED -> {
+                return finish.drive(tx, true);
+            }
+            case LATE, UNKNOWN, ABANDONED -> {
+                commitInsert.late(tx, found, finish);
+                return canceled(tx, found == CommitInsert.Found.ABANDONED
+                        ? "abandoned: no transaction document before its deadline " + tx.deadline
+                        : "its commit was inserted after its deadline " + tx.deadline);
+            }
+            case TAKEN_OVER -> throw new LeaseLostException("transaction " + tx.id + " was taken over before its owner "
+                    + c.settings().owner() + " knew its commit was written", tx.id, PENDING);
+            default -> {
+                // The id is another transaction's: every prepare of ours answered, none can still land.
+                finish.undoAll(tx, false); // by the nonce alone
+                return existing.apply(tx.id, tx.ops);
+            }
+        }
+    }
+
+    private TransactionOutcome canceled(OwnedTransaction tx, String reason) {
+        tx.state = CANCELED;
+        tx.reason = reason;
+        tx.code = ReasonCode.TIMED_OUT;
+        c.settings().metrics().canceled(tx.reason);
+        return new TransactionOutcome(tx.id, CANCELED, tx.reason, tx.code);
+    }
+
+    /** Goes on from round 1 and the insert of the pending document. */
+    private TransactionOutcome afterInsert(OwnedTransaction tx, RoundOne.Sent[] sent, Insert inserted, Instant until) {
+        Object id = tx.id;
+        switch (inserted) {
             case OURS -> {
                 c.settings().metrics().started();
                 decide(tx, sent, until);
@@ -98,12 +156,8 @@ final class TwoRound {
             }
             case ABANDONED -> {
                 // A resolver found our prepares without a document past until + skew: none can land any more.
-                undoAll(tx, null);
-                tx.state = CANCELED;
-                tx.reason = "abandoned: no transaction document before its deadline " + until;
-                tx.code = ReasonCode.TIMED_OUT;
-                c.settings().metrics().canceled(tx.reason);
-                return new TransactionOutcome(id, CANCELED, tx.reason, tx.code);
+                finish.undoAll(tx, false); // by the nonce alone
+                return canceled(tx, "abandoned: no transaction document before its deadline " + until);
             }
             case TAKEN_OVER -> throw new LeaseLostException("transaction " + id + " was taken over before its owner "
                     + c.settings().owner() + " knew its document was written", id, PENDING);
@@ -114,8 +168,8 @@ final class TwoRound {
                         c.writesInDoubt().awaitPassedEverywhere(s.until(), id);
                     }
                 }
-                undoAll(tx, null);
-                return existing.apply(id, ops);
+                finish.undoAll(tx, false); // by the nonce alone
+                return existing.apply(id, tx.ops);
             }
         }
     }
@@ -148,11 +202,19 @@ final class TwoRound {
         }
     }
 
+    /**
+     * The filter of an insert-if-absent of {@code id}: every transaction document has a state (a
+     * tutorial-rules one has no insertedAt), so it matches none, and an upsert with it inserts or
+     * meets a duplicate key.
+     */
+    static Document absent(Object id) {
+        return new Document(Fields.ID, id).append(INSERTED_AT, new Document("$exists", false))
+                .append(Fields.STATE, new Document("$exists", false));
+    }
+
     /** The insert of round 1: an insert-if-absent, so a late copy can never change an existing document. */
     private Insert insert(OwnedTransaction tx, Document doc, String token) {
-        // Every transaction document has a state (a tutorial-rules one has no insertedAt): this matches none.
-        Document filter = new Document(Fields.ID, tx.id).append(INSERTED_AT, new Document("$exists", false))
-                .append(Fields.STATE, new Document("$exists", false));
+        Document filter = absent(tx.id);
         Document update = new Document("$setOnInsert", doc)
                 .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(INSERTED_AT, true));
         return c.retrier().call("insert", tx.id, null, () -> {
@@ -287,14 +349,6 @@ final class TwoRound {
                     : coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
             return doc == null ? 0 : c.resolver().resolve(coll, doc, tx.id, tx.nonce);
         });
-    }
-
-    /**
-     * Undoes every entry of {@code tx}: with {@code deadline} (while canceling) fenced, renewing the
-     * lease when it passed; without (abandoned, or the id another transaction's) by the nonce alone.
-     */
-    private void undoAll(OwnedTransaction tx, Instant deadline) {
-        finish.undoAll(tx, deadline != null);
     }
 
     /**

@@ -59,7 +59,7 @@ class PrunedLateInsertCopyTest {
         try (FaultProxy proxy = new FaultProxy(mongo.uri());
              MongoClient viaProxy = proxy.newClient(300)) {
             TransactionManager owner = TransactionManager.builder().target("default", viaProxy).database(db)
-                    .application("owner").finishInBackground(false).lease(lease).maxClockSkew(Duration.ofMillis(100))
+                    .application("owner").commitInsert(false).finishInBackground(false).lease(lease).maxClockSkew(Duration.ofMillis(100))
                     .retryTimeout(Duration.ofSeconds(10)).build();
             // The network holds the first copy of the document's insert until the test lets it go; the driver gives up after 300 ms.
             proxy.runBefore(request -> request.contains("insertedAt") && request.contains("$setOnInsert"), () -> {

@@ -13,6 +13,7 @@ import io.mongo2pc.TransactionState;
 import io.mongo2pc.TwoAccounts;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -106,7 +107,7 @@ class TwoRoundReviewTest {
         TransactionManager crashing = TransactionManager.builder().finishInBackground(false).target("default", mongo.newClient()).database(mongo.database())
                 .application("crashing").twoRoundCommit(true).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
                 .crashHook((point, tx) -> {
-                    if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+                    if (TestManagers.beforeTheDocument(point)) {
                         throw new IllegalStateException("simulated crash");
                     }
                 }).build();

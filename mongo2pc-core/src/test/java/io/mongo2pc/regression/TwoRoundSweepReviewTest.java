@@ -6,6 +6,7 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -61,7 +62,7 @@ class TwoRoundSweepReviewTest {
         TransactionManager owner = TransactionManager.builder().target("default", mongo.client()).database(db)
                 .application("owner").twoRoundCommit(true).lease(LEASE).maxClockSkew(SKEW)
                 .crashHook((point, id) -> {
-                    if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+                    if (TestManagers.beforeTheDocument(point)) {
                         throw new Crash();
                     }
                 }).build();

@@ -4,6 +4,7 @@ import com.mongodb.client.MongoClient;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.spi.CrashHook;
+import io.mongo2pc.spi.CrashPoint;
 
 import java.time.Duration;
 
@@ -29,5 +30,14 @@ public final class TestManagers {
     /** {@link #builder} with {@code hook} at every crash point and the short {@link #RETRY_TIMEOUT}. */
     public static TransactionManagerBuilder crashing(MongoClient client, String database, String application, CrashHook hook) {
         return builder(client, database, application).crashHook(hook).retryTimeout(RETRY_TIMEOUT);
+    }
+
+    /**
+     * True at the last point before a two-round transaction's document is written: the round-1
+     * insert of a pending document, or the commit insert (whichever comes first: the other has the
+     * document). An owner stopped there leaves prepares without a document.
+     */
+    public static boolean beforeTheDocument(CrashPoint point) {
+        return point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1)) || point.equals(CrashPoint.before(CrashPoint.Step.COMMIT, -1));
     }
 }

@@ -1,0 +1,148 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoException;
+import com.mongodb.MongoServerException;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.spi.CrashPoint.Phase;
+import org.bson.Document;
+
+import java.time.Instant;
+
+/**
+ * The commit point of the two-round commit as its document's first write (docs/TWO-ROUND.md, "The
+ * commit insert"): once every prepare is in effect, the owner inserts the transaction document
+ * already {@code applied}, if no document has its id. The insert is group-committed with other
+ * transactions' writes; a copy of it can only insert or meet a duplicate key, never change a
+ * document. It counts as committed only if it ran before the owner's deadline ({@link LateCommit}):
+ * the owner knows that without a read when its upper bound of the server's clock says so, else it
+ * reads the document back. Thread-safe.
+ */
+final class CommitInsert {
+    /** What the commit insert found. */
+    enum Found {
+        /** Our document, inserted before its deadline: committed. */
+        COMMITTED,
+        /** Our document, inserted at or after its deadline (or since repaired): canceled. */
+        LATE,
+        /** Our document inserted late after a copy of the insert was in doubt: the outcome is not known. */
+        UNKNOWN,
+        /** A resolver's tombstone for our nonce: abandoned, canceled. */
+        ABANDONED,
+        /** Our nonce under another token: recovery took the transaction over. */
+        TAKEN_OVER,
+        /** Another transaction's document (the caller's id run again). */
+        OTHER
+    }
+
+    private final TwoRoundContext c;
+
+    CommitInsert(TwoRoundContext c) {
+        this.c = c;
+    }
+
+    /**
+     * Inserts {@code doc} (the transaction's fields, with its token, nonce and deadline) as
+     * {@code applied}, between the crash points of the commit, and tells what that did. On
+     * COMMITTED, {@code tx} is applied and stamped.
+     */
+    Found commit(OwnedTransaction tx, Document doc, String token) {
+        Document fields = new Document(doc);
+        fields.put(Fields.STATE, TransactionState.APPLIED.stored());
+        Document filter = TwoRound.absent(tx.id);
+        Document update = new Document("$setOnInsert", fields)
+                .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRound.INSERTED_AT, true));
+        c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.BEFORE, tx.id);
+        Instant sentAfter = c.clock().lowerBound();
+        boolean[] inDoubt = new boolean[1];
+        WriteCombiner.Answer answer = c.transactionWrites().answer(new UpdateOneModel<>(filter, update, new UpdateOptions().upsert(true)));
+        Document stored = null;
+        if (answer != WriteCombiner.Answer.MATCHED) {
+            inDoubt[0] = answer == WriteCombiner.Answer.IN_DOUBT;
+            stored = c.retrier().call("commit", tx.id, TransactionState.PENDING, () -> insertAlone(tx, filter, update, inDoubt));
+        }
+        c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.AFTER, tx.id);
+        if (stored == null) {
+            // Inserted by this request: in time if the server's clock cannot have reached the deadline yet.
+            Instant upper = c.clock().upperBound();
+            if (upper != null && upper.plus(c.settings().maxClockSkew()).isBefore(tx.deadline)) {
+                return committed(tx, sentAfter);
+            }
+            stored = c.retrier().call("read back", tx.id, TransactionState.PENDING, () -> c.store().find(tx.id));
+            if (stored == null) {
+                throw new IllegalStateException("transaction " + tx.id + ": its document was inserted and is gone before its owner read it");
+            }
+        }
+        if (!token.equals(stored.get(Fields.TOKEN))) {
+            return !tx.nonce.equals(stored.get(TwoRound.NONCE)) ? Found.OTHER
+                    : Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE)) ? Found.ABANDONED : Found.TAKEN_OVER;
+        }
+        TransactionState counted = LateCommit.stateOf(stored);
+        if (counted == TransactionState.CANCELED) {
+            // Late (perhaps repaired since). If a copy was in doubt, it may have inserted in time, and the
+            // transaction committed, finished and been pruned before the copy read here inserted again.
+            return inDoubt[0] ? Found.UNKNOWN : Found.LATE;
+        }
+        if (counted != TransactionState.APPLIED || TransactionStore.epochOf(stored) != 1L) {
+            return Found.TAKEN_OVER; // in time, and since taken over or finished by others
+        }
+        return committed(tx, TransactionStore.stamped(stored));
+    }
+
+    private Found committed(OwnedTransaction tx, Instant stamp) {
+        tx.state = TransactionState.APPLIED;
+        c.writes().stamped(tx, stamp);
+        return Found.COMMITTED;
+    }
+
+    /**
+     * The commit insert on its own: the document it inserted, or the one that had the id already.
+     * A request that failed without an answer sets {@code inDoubt} (it may still insert).
+     */
+    private Document insertAlone(OwnedTransaction tx, Document filter, Document update, boolean[] inDoubt) {
+        Document stored;
+        try {
+            stored = c.store().collection().findOneAndUpdate(filter, update, new FindOneAndUpdateOptions().upsert(true)
+                    .returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
+        } catch (MongoServerException e) {
+            if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
+                throw e;
+            }
+            stored = c.store().find(tx.id);
+        } catch (MongoException e) {
+            inDoubt[0] |= Retrier.isInDoubt(e);
+            throw e;
+        }
+        if (stored == null) {
+            throw new WriteInDoubtException("transaction " + tx.id + ": its document was neither inserted nor found");
+        }
+        return stored;
+    }
+
+    /**
+     * Ends a transaction whose commit insert counts as canceled ({@code found} LATE or UNKNOWN):
+     * repairs the document, undoes every entry by the nonce (every prepare was answered: none can
+     * still land) and returns the outcome, or throws for UNKNOWN.
+     */
+    void late(OwnedTransaction tx, Found found, TwoRoundFinish finish) {
+        Document stored = c.retrier().call("read back", tx.id, TransactionState.PENDING, () -> c.store().find(tx.id));
+        if (stored != null && LateCommit.late(stored)) {
+            UpdateOneModel<Document> repair = LateCommit.repair(stored);
+            c.retrier().call("repair", tx.id, TransactionState.PENDING,
+                    () -> c.store().collection().updateOne(repair.getFilter(), repair.getUpdate()));
+        }
+        finish.undoAll(tx, false);
+        if (found == Found.UNKNOWN) {
+            throw new OutcomeUnknownException("transaction " + tx.id + ": a copy of its commit insert was in doubt and the "
+                    + "document found was inserted after its deadline " + tx.deadline
+                    + "; it counts as canceled, but the copy in doubt may have committed and finished first", tx.id,
+                    TransactionState.PENDING, null);
+        }
+    }
+}
