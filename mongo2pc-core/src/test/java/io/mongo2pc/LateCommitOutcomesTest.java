@@ -4,7 +4,8 @@ import io.mongo2pc.testing.LateCommits;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
@@ -27,18 +28,19 @@ class LateCommitOutcomesTest {
     private TwoAccounts two;
     private TransactionManager other;
 
-    private void transferCrashedBeforeCommit() {
+    private void transferCrashedAtItsCommit(boolean commitInsert) {
         String db = mongo.database();
         two = TwoAccounts.create(mongo, 100, 0);
         mongo.invariants().expectTotal(db, 100L);
-        LateCommits.crashBeforeCommit(mongo.client(), db, "t-1", two.a(), two.b(), 10, Duration.ofMinutes(1));
+        LateCommits.crashAtTheCommit(mongo.client(), db, "t-1", two.a(), two.b(), 10, Duration.ofMinutes(1), commitInsert);
         other = TestManagers.builder(mongo.newClient(), db, "other").finishInBackground(false).sweepPeriod(Duration.ZERO)
                 .maxClockSkew(Duration.ofMillis(100)).build();
     }
 
-    @Test
-    void awaitOutcome_andTheIdRunAgain_sayCanceledTimedOut() {
-        transferCrashedBeforeCommit();
+    @ParameterizedTest(name = "commit insert: {0}")
+    @ValueSource(booleans = {true, false})
+    void awaitOutcome_andTheIdRunAgain_sayCanceledTimedOut(boolean commitInsert) {
+        transferCrashedAtItsCommit(commitInsert);
         LateCommits.rewriteLate(mongo.client(), mongo.database(), "t-1");
 
         TransactionOutcome awaited = other.awaitOutcome("t-1", Duration.ofSeconds(5)).orElseThrow();
@@ -51,9 +53,10 @@ class LateCommitOutcomesTest {
         finishAndExpect(100, 0);
     }
 
-    @Test
-    void cancel_saysItIsCanceledAlready_repairsIt_andUndoesItsEntries() {
-        transferCrashedBeforeCommit();
+    @ParameterizedTest(name = "commit insert: {0}")
+    @ValueSource(booleans = {true, false})
+    void cancel_saysItIsCanceledAlready_repairsIt_andUndoesItsEntries(boolean commitInsert) {
+        transferCrashedAtItsCommit(commitInsert);
         LateCommits.rewriteLate(mongo.client(), mongo.database(), "t-1");
 
         CancelResult result = other.cancel("t-1", "operator");
@@ -66,9 +69,10 @@ class LateCommitOutcomesTest {
         assertThat(List.of(stored("A"), stored("B"))).as("undone by the cancel").containsExactly(100L, 0L);
     }
 
-    @Test
-    void inspect_list_andCounts_showItCanceled() {
-        transferCrashedBeforeCommit();
+    @ParameterizedTest(name = "commit insert: {0}")
+    @ValueSource(booleans = {true, false})
+    void inspect_list_andCounts_showItCanceled(boolean commitInsert) {
+        transferCrashedAtItsCommit(commitInsert);
         LateCommits.rewriteLate(mongo.client(), mongo.database(), "t-1");
 
         TransactionView view = other.inspect("t-1").orElseThrow();
@@ -90,9 +94,10 @@ class LateCommitOutcomesTest {
         finishAndExpect(100, 0);
     }
 
-    @Test
-    void aCommitWrittenInTime_countsCommittedEverywhere() {
-        transferCrashedBeforeCommit();
+    @ParameterizedTest(name = "commit insert: {0}")
+    @ValueSource(booleans = {true, false})
+    void aCommitWrittenInTime_countsCommittedEverywhere(boolean commitInsert) {
+        transferCrashedAtItsCommit(commitInsert);
         LateCommits.rewriteInTime(mongo.client(), mongo.database(), "t-1");
 
         TransactionView view = other.inspect("t-1").orElseThrow();

@@ -7,7 +7,7 @@ import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -30,12 +30,15 @@ class LateCommitReadersTest {
     private TwoAccounts two;
     private TransactionManager other;
 
-    /** Accounts A 100 and B 0, transfer t-1 (A -> B, 10) committed late; {@code oneUndone}: A's hold given back. */
-    private void lateTransfer(boolean oneUndone) {
+    /**
+     * Accounts A 100 and B 0, transfer t-1 (A -> B, 10) committed late (by its commit insert, or by
+     * round 1's insert and the commit); {@code oneUndone}: A's hold given back.
+     */
+    private void lateTransfer(boolean oneUndone, boolean commitInsert) {
         String db = mongo.database();
         two = TwoAccounts.create(mongo, 100, 0);
         mongo.invariants().expectTotal(db, 100L);
-        LateCommits.crashBeforeCommit(mongo.client(), db, "t-1", two.a(), two.b(), 10, Duration.ofMinutes(1));
+        LateCommits.crashAtTheCommit(mongo.client(), db, "t-1", two.a(), two.b(), 10, Duration.ofMinutes(1), commitInsert);
         if (oneUndone) {
             LateCommits.undoPrepare(two.collection(), "A", "t-1");
         }
@@ -44,10 +47,10 @@ class LateCommitReadersTest {
                 .maxClockSkew(Duration.ofMillis(100)).build();
     }
 
-    @ParameterizedTest(name = "one prepare undone before: {0}")
-    @ValueSource(booleans = {false, true})
-    void sweep_undoesTheEntriesOfACommitWrittenLate_andRepairsIt(boolean oneUndone) {
-        lateTransfer(oneUndone);
+    @ParameterizedTest(name = "one prepare undone before: {0}, commit insert: {1}")
+    @CsvSource({"false, true", "true, true", "false, false", "true, false"})
+    void sweep_undoesTheEntriesOfACommitWrittenLate_andRepairsIt(boolean oneUndone, boolean commitInsert) {
+        lateTransfer(oneUndone, commitInsert);
 
         RecoveryReport report = other.recover(Duration.ZERO); // the document is not stale: only the sweep meets it
 
@@ -56,10 +59,10 @@ class LateCommitReadersTest {
         assertRepaired();
     }
 
-    @ParameterizedTest(name = "one prepare undone before: {0}")
-    @ValueSource(booleans = {false, true})
-    void laterTransfer_meetingItsEntries_undoesThem(boolean oneUndone) {
-        lateTransfer(oneUndone);
+    @ParameterizedTest(name = "one prepare undone before: {0}, commit insert: {1}")
+    @CsvSource({"false, true", "true, true", "false, false", "true, false"})
+    void laterTransfer_meetingItsEntries_undoesThem(boolean oneUndone, boolean commitInsert) {
+        lateTransfer(oneUndone, commitInsert);
 
         // All of A's 100: in effect only once the late transfer's hold on A is given back.
         TransactionOutcome outcome = other.run(LateCommits.transfer(two.a(), two.b(), 100));
@@ -71,10 +74,10 @@ class LateCommitReadersTest {
         assertRepaired();
     }
 
-    @ParameterizedTest(name = "one prepare undone before: {0}")
-    @ValueSource(booleans = {false, true})
-    void readCommitted_showsTheValuesBeforeTheTransfer_andRollsNothingForward(boolean oneUndone) throws Exception {
-        lateTransfer(oneUndone);
+    @ParameterizedTest(name = "one prepare undone before: {0}, commit insert: {1}")
+    @CsvSource({"false, true", "true, true", "false, false", "true, false"})
+    void readCommitted_showsTheValuesBeforeTheTransfer_andRollsNothingForward(boolean oneUndone, boolean commitInsert) throws Exception {
+        lateTransfer(oneUndone, commitInsert);
 
         Optional<Document> a = other.readCommitted(two.a());
         Optional<Document> b = other.readCommitted(two.b());
@@ -90,10 +93,10 @@ class LateCommitReadersTest {
         assertBalances(100, 0);
     }
 
-    @ParameterizedTest(name = "one prepare undone before: {0}")
-    @ValueSource(booleans = {false, true})
-    void recovery_repairsAStaleCommitWrittenLate_undoesIt_andNeverMarksItDone(boolean oneUndone) {
-        lateTransfer(oneUndone);
+    @ParameterizedTest(name = "one prepare undone before: {0}, commit insert: {1}")
+    @CsvSource({"false, true", "true, true", "false, false", "true, false"})
+    void recovery_repairsAStaleCommitWrittenLate_undoesIt_andNeverMarksItDone(boolean oneUndone, boolean commitInsert) {
+        lateTransfer(oneUndone, commitInsert);
         mongo.expireLeases(mongo.database());
 
         RecoveryReport report = other.recover(Duration.ZERO);

@@ -32,8 +32,8 @@ class LateCommitCommandsTest {
         assertThat(cli.run("accounts", "create", "A", "100").exitCode()).isZero();
         assertThat(cli.run("accounts", "create", "B", "0").exitCode()).isZero();
         mongo.invariants().expectTotal(db, 100L);
-        LateCommits.crashBeforeCommit(mongo.client(), db, "t-1", DocumentRef.of(db, "accounts", "A"),
-                DocumentRef.of(db, "accounts", "B"), 10, Duration.ofMinutes(1));
+        LateCommits.crashAtTheCommit(mongo.client(), db, "t-1", DocumentRef.of(db, "accounts", "A"),
+                DocumentRef.of(db, "accounts", "B"), 10, Duration.ofMinutes(1), true);
         LateCommits.rewriteLate(mongo.client(), db, "t-1");
     }
 

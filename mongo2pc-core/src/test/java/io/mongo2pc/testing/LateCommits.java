@@ -16,17 +16,19 @@ import java.util.Map;
 /**
  * Builds a two-round transaction whose commit was written after its deadline, as a commit insert
  * landing late (a paused owner, a copy the network held) leaves it: a transfer runs on an owner that
- * crashes just before its commit (every prepare in effect, its {@code pending} document inserted),
- * then its document is rewritten {@code applied} with {@code until} before {@code insertedAt}.
+ * crashes at its commit, every prepare in effect: with the commit insert just after it (its
+ * document inserted {@code applied}, in time), without it just before the commit (its
+ * {@code pending} document inserted by round 1). Then its document is rewritten {@code applied}
+ * with {@code until} before {@code insertedAt}.
  * {@link #undoPrepare} takes one prepare back the way a resolver's undo does (behind a tombstone
  * since pruned): the case where rolling the document forward would move money once and a half.
  * Shared with the other modules' tests (mongo2pc-core's test jar).
  */
 public final class LateCommits {
-    /** What the owner's crash hook throws just before its commit. */
+    /** What the owner's crash hook throws at its commit. */
     public static final class Crash extends RuntimeException {
         public Crash() {
-            super("simulated crash before the commit");
+            super("simulated crash at the commit");
         }
     }
 
@@ -34,22 +36,29 @@ public final class LateCommits {
 
     /**
      * Runs transaction {@code id}, a transfer of {@code amount} from {@code from} to {@code to}, on
-     * an owner (lease {@code lease}) that crashes just before its commit; returns its stored document.
+     * an owner (lease {@code lease}) that crashes at its commit: with {@code commitInsert} just after
+     * its commit insert (the document inserted applied), else just before its commit (the document
+     * pending); returns its stored document.
      */
-    public static Document crashBeforeCommit(MongoClient client, String database, Object id, DocumentRef from, DocumentRef to,
-                                             long amount, Duration lease) {
+    public static Document crashAtTheCommit(MongoClient client, String database, Object id, DocumentRef from, DocumentRef to,
+                                            long amount, Duration lease, boolean commitInsert) {
+        CrashPoint at = commitInsert ? CrashPoint.after(CrashPoint.Step.COMMIT, -1) : CrashPoint.before(CrashPoint.Step.COMMIT, -1);
         TransactionManager owner = TestManagers.crashing(client, database, "late-owner", (point, tx) -> {
-            if (point.equals(CrashPoint.before(CrashPoint.Step.COMMIT, -1))) {
+            if (point.equals(at)) {
                 throw new Crash();
             }
-        }).finishInBackground(false).twoRoundCommit(true).lease(lease).build();
+        }).finishInBackground(false).twoRoundCommit(true).commitInsert(commitInsert).lease(lease).build();
         try {
             owner.run(id, transfer(from, to, amount));
-            throw new AssertionError("the owner did not crash before its commit");
+            throw new AssertionError("the owner did not crash at its commit");
         } catch (Crash expected) {
-            // its prepares are in effect and its pending document inserted
+            // its prepares are in effect and its document inserted
         }
-        return transactions(client, database).find(new Document("_id", id)).first();
+        Document doc = transactions(client, database).find(new Document("_id", id)).first();
+        if (doc == null || !doc.getString("state").equals(commitInsert ? "applied" : "pending")) {
+            throw new AssertionError("the owner crashed at its commit leaving " + (doc == null ? "no document" : doc.toJson()));
+        }
+        return doc;
     }
 
     /** The transfer's operations: {@code from} debited under a guard against overdraft, {@code to} credited. */
