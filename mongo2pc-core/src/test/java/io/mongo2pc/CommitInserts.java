@@ -65,6 +65,17 @@ final class CommitInserts {
         throw new AssertionError("no entry landed on " + id);
     }
 
+    /** The document under {@code id} in {@code transactions}, waiting up to 30 s for one to be there. */
+    static Document awaitDocument(MongoCollection<Document> transactions, Object id) {
+        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Document doc;
+        while ((doc = transactions.find(new Document("_id", id)).first()) == null && System.nanoTime() < giveUp) {
+            sleep(20);
+        }
+        assertThat(doc).as("a document for " + id).isNotNull();
+        return doc;
+    }
+
     /** Waits until this host's clock (the embedded server's) is past {@code time} plus {@code margin}. */
     static void awaitPast(Instant time, Duration margin) {
         long wait = Duration.between(Instant.now(), time.plus(margin)).toMillis();
