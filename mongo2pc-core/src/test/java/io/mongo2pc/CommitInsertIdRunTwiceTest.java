@@ -3,6 +3,7 @@ package io.mongo2pc;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.SimulatedCrash;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import static io.mongo2pc.CommitInserts.balances;
 import static io.mongo2pc.CommitInserts.transfer;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A caller's id run twice when the two-round commit writes its document only at the commit point
@@ -25,7 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * report that transaction's outcome; the money moves once, and the other run's prepares are undone
  * before its call returns. In both orders (either run commits while the other is in round 1), with
  * the second run's document written first (its prepares met the first's and it fell back to the
- * pending document), after the first finished, and against a run of the tutorial's rules. A
+ * pending document), after the first finished, after the first was abandoned behind the sweep's
+ * tombstone (the id's outcome is canceled), and against a run of the tutorial's rules. A
  * queued transaction is unchanged: its document exists before round 1 and it commits by the
  * compare-and-set.
  */
@@ -63,6 +66,28 @@ class CommitInsertIdRunTwiceTest {
                 .contains(CrashPoint.after(CrashPoint.Step.APPLY, 0), CrashPoint.before(CrashPoint.Step.COMMIT, -1));
         assertThat(again.state()).isEqualTo(TransactionState.DONE);
         assertThat(balances(two.collection())).as("moved once, nothing of the second run left").containsExactly(90L, 10L);
+    }
+
+    @Test
+    void idRunAgainAfterItsFirstRunWasAbandonedBehindATombstone_reportsCanceled_movesNothing() {
+        TwoAccounts two = accounts();
+        TransactionManager first = builder("first", (p, id) -> {
+            if (p.equals(CrashPoint.before(CrashPoint.Step.COMMIT, -1))) {
+                throw new SimulatedCrash(p, id);
+            }
+        }).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100)).build();
+        assertThatThrownBy(() -> first.run("t-1", transfer(two))).isInstanceOf(SimulatedCrash.class);
+        CommitInserts.awaitPast(CommitInserts.entryUntil(two.collection(), "A"), Duration.ofMillis(150));
+        TransactionManager sweeper = builder("sweeper", CrashHook.NONE).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100)).build();
+        sweeper.recover(Duration.ZERO);
+        assertThat(transaction("t-1").getBoolean("tombstone")).as("abandoned: the sweep's tombstone answers for the id").isTrue();
+
+        TransactionOutcome again = sweeper.run("t-1", transfer(two));
+
+        assertThat(again.state()).as("the id's outcome, not a second transaction").isEqualTo(TransactionState.CANCELED);
+        assertThat(again.reasonCode()).isEqualTo(ReasonCode.TIMED_OUT);
+        assertThat(balances(two.collection())).as("nothing moved, nothing of either run left").containsExactly(100L, 0L);
+        assertThat(transaction("t-1").getBoolean("tombstone")).isTrue();
     }
 
     @Test
