@@ -1,6 +1,5 @@
 package io.mongo2pc;
 
-import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.SimulatedCrash;
@@ -125,6 +124,24 @@ class CommitInsertIdRunTwiceTest {
 
     @Test
     void secondRunMeetsTheFirstsPrepares_writesItsDocumentFirst_bothReportItsOutcome() throws Exception {
+        TransactionManager second = manager("second", CrashHook.NONE);
+        Document first = againWhileTheFirstRunIsPausedBeforeItsCommitInsert(second);
+        assertThat(first.getString("owner")).as("the second run fell back to its pending document").isEqualTo(second.settings().owner());
+    }
+
+    @Test
+    void tutorialRulesRunOfTheSameId_writesItsDocumentFirst_theTwoRoundRunReturnsItsOutcome() throws Exception {
+        Document first = againWhileTheFirstRunIsPausedBeforeItsCommitInsert(builder("tutorial", CrashHook.NONE).twoRoundCommit(false).build());
+        assertThat(first.get("protocol")).as("the tutorial's document").isNull();
+    }
+
+    /**
+     * Runs the id on {@code second} while a first two-round run is paused with its prepares landed
+     * and its commit insert not sent; once the second run wrote its document, resumes the first.
+     * Both report the second's outcome (committed), the money moved once. Returns the first
+     * document written under the id.
+     */
+    private Document againWhileTheFirstRunIsPausedBeforeItsCommitInsert(TransactionManager second) throws Exception {
         TwoAccounts two = accounts();
         CountDownLatch paused = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
@@ -132,11 +149,8 @@ class CommitInsertIdRunTwiceTest {
         CompletableFuture<TransactionOutcome> firstRun = CompletableFuture.supplyAsync(() -> first.run("t-1", transfer(two)));
         assertThat(paused.await(30, TimeUnit.SECONDS)).as("the first run's prepares landed").isTrue();
 
-        TransactionManager second = manager("second", CrashHook.NONE);
         CompletableFuture<TransactionOutcome> secondRun = CompletableFuture.supplyAsync(() -> second.run("t-1", transfer(two)));
-        CommitInserts.awaitDocument(mongo.transactions(mongo.database()), "t-1");
-        assertThat(transaction("t-1").getString("owner")).as("the second run fell back to its pending document")
-                .isEqualTo(second.settings().owner());
+        Document written = CommitInserts.awaitDocument(mongo.transactions(mongo.database()), "t-1");
         resume.countDown();
 
         TransactionOutcome firstOutcome = firstRun.get(60, TimeUnit.SECONDS);
@@ -145,28 +159,7 @@ class CommitInsertIdRunTwiceTest {
         // The second run's outcome as the first read it: committed (applied while its owner finished it, or done).
         assertThat(firstOutcome.isCommitted()).as("the id's outcome: " + firstOutcome).isTrue();
         assertThat(balances(two.collection())).as("moved once").containsExactly(90L, 10L);
-    }
-
-    @Test
-    void tutorialRulesRunOfTheSameId_writesItsDocumentFirst_theTwoRoundRunReturnsItsOutcome() throws Exception {
-        TwoAccounts two = accounts();
-        CountDownLatch paused = new CountDownLatch(1);
-        CountDownLatch resume = new CountDownLatch(1);
-        TransactionManager twoRound = manager("two-round", CommitInserts.pauseAt(CrashPoint.before(CrashPoint.Step.COMMIT, -1), paused, resume));
-        CompletableFuture<TransactionOutcome> twoRoundRun = CompletableFuture.supplyAsync(() -> twoRound.run("t-1", transfer(two)));
-        assertThat(paused.await(30, TimeUnit.SECONDS)).as("the two-round run's prepares landed").isTrue();
-
-        TransactionManager tutorial = builder("tutorial", CrashHook.NONE).twoRoundCommit(false).build();
-        CompletableFuture<TransactionOutcome> tutorialRun = CompletableFuture.supplyAsync(() -> tutorial.run("t-1", transfer(two)));
-        CommitInserts.awaitDocument(mongo.transactions(mongo.database()), "t-1");
-        assertThat(transaction("t-1").get("protocol")).as("the tutorial's document").isNull();
-        resume.countDown();
-
-        TransactionOutcome tutorialOutcome = tutorialRun.get(60, TimeUnit.SECONDS);
-        TransactionOutcome twoRoundOutcome = twoRoundRun.get(60, TimeUnit.SECONDS);
-        assertThat(tutorialOutcome.state()).as(String.valueOf(tutorialOutcome.reason())).isEqualTo(TransactionState.DONE);
-        assertThat(twoRoundOutcome.isCommitted()).as("the id's outcome: " + twoRoundOutcome).isTrue();
-        assertThat(balances(two.collection())).as("moved once").containsExactly(90L, 10L);
+        return written;
     }
 
     @Test

@@ -68,11 +68,7 @@ class CommitInsertLateCopyTest {
         CountDownLatch release = new CountDownLatch(1);
         TransactionManager other = manager(mongo.newClient(), "other", Duration.ofSeconds(2), Duration.ofSeconds(10), CrashHook.NONE);
         try (FaultProxy proxy = new FaultProxy(mongo.uri()); MongoClient viaProxy = proxy.newClient(300)) {
-            proxy.countAnswers(COMMIT_INSERT);
-            proxy.runBeforeEvery(COMMIT_INSERT, () -> {
-                held.countDown();
-                CommitInserts.await(release);
-            });
+            CommitInserts.holdEvery(proxy, held, release);
             TransactionManager owner = manager(viaProxy, "owner", Duration.ofSeconds(2), Duration.ofSeconds(60), CrashHook.NONE);
             CompletableFuture<TransactionOutcome> run = CompletableFuture.supplyAsync(() -> owner.run("t-1", transfer(two)));
             assertThat(held.await(30, TimeUnit.SECONDS)).as("the commit insert was sent").isTrue();
@@ -114,11 +110,7 @@ class CommitInsertLateCopyTest {
         TransactionManager sweeper = manager(mongo.newClient(), "sweeper", Duration.ofSeconds(2), Duration.ofSeconds(10), stopAtTheSecondEntry);
         TransactionManager reader = manager(mongo.newClient(), "reader", Duration.ofSeconds(2), Duration.ofSeconds(10), CrashHook.NONE);
         try (FaultProxy proxy = new FaultProxy(mongo.uri()); MongoClient viaProxy = proxy.newClient(300)) {
-            proxy.countAnswers(COMMIT_INSERT);
-            proxy.runBeforeEvery(COMMIT_INSERT, () -> {
-                held.countDown();
-                CommitInserts.await(release);
-            });
+            CommitInserts.holdEvery(proxy, held, release);
             // The owner gives up on its commit insert (its process may as well have ended): every copy is held.
             TransactionManager owner = manager(viaProxy, "owner", Duration.ofSeconds(2), Duration.ofSeconds(1), CrashHook.NONE);
             assertThat(catchThrowable(() -> owner.run("t-1", transfer(two)))).as("the owner gave up").isNotNull();

@@ -101,11 +101,7 @@ class CommitInsertLostAnswerTest {
         CountDownLatch release = new CountDownLatch(1);
         try (FaultProxy proxy = new FaultProxy(mongo.uri()); MongoClient viaProxy = proxy.newClient(300)) {
             // Every copy of the commit insert waits in the network; the driver gives up on each after 300 ms.
-            proxy.countAnswers(COMMIT_INSERT);
-            proxy.runBeforeEvery(COMMIT_INSERT, () -> {
-                held.countDown();
-                CommitInserts.await(release);
-            });
+            CommitInserts.holdEvery(proxy, held, release);
             TransactionManager owner = owner(viaProxy, Duration.ofSeconds(2), CrashHook.NONE);
             CompletableFuture<TransactionOutcome> run = CompletableFuture.supplyAsync(() -> owner.run("t-1", transfer(two)));
             assertThat(held.await(30, TimeUnit.SECONDS)).as("the commit insert was sent").isTrue();

@@ -84,6 +84,15 @@ final class CommitInserts {
         }
     }
 
+    /** Makes {@code proxy} hold every commit insert until {@code release}, counting {@code held} down at the first. */
+    static void holdEvery(FaultProxy proxy, CountDownLatch held, CountDownLatch release) {
+        proxy.countAnswers(COMMIT_INSERT);
+        proxy.runBeforeEvery(COMMIT_INSERT, () -> {
+            held.countDown();
+            await(release);
+        });
+    }
+
     /** A hook that, the first time {@code point} is reached, counts {@code paused} down and waits for {@code resume}. */
     static CrashHook pauseAt(CrashPoint point, CountDownLatch paused, CountDownLatch resume) {
         return (p, id) -> {
