@@ -245,6 +245,35 @@ class CommitInsertOwnerTest {
     }
 
     @Test
+    void commitInsertInTime_readerRollsItForwardWhileTheOwnerIsPaused_ownerReportsCommittedNotLeaseLost() throws Exception {
+        accounts(100, 0);
+        Pause pause = new Pause(CrashPoint.after(CrashPoint.Step.COMMIT, -1));
+        CompletableFuture<TransactionOutcome> running = runPaused(manager(mongo.client(), pause), pause);
+        Object id = pause.id.get();
+        assertThat(transaction(id).getString("state")).isEqualTo(TransactionState.APPLIED.stored());
+        // Past its deadline, the owner's clock can no longer tell the insert was in time: it reads the document back.
+        waitPast(holdUntil());
+        TransactionManager reader = manager(mongo.newClient(), CrashHook.NONE);
+        assertThat(reader.readCommitted(b).orElseThrow().getLong("balance")).as("committed in time").isEqualTo(30L);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!TransactionState.DONE.stored().equals(transaction(id).getString("state")) && System.nanoTime() < deadline) {
+            sleep(20);
+        }
+        assertThat(transaction(id).getString("state")).as("rolled forward by the reader").isEqualTo(TransactionState.DONE.stored());
+
+        pause.resume.countDown();
+        TransactionOutcome outcome;
+        try {
+            outcome = running.get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new AssertionError("a committed transaction nobody took over was reported as " + e.getCause(), e.getCause());
+        }
+
+        assertThat(outcome.state()).isIn(TransactionState.APPLIED, TransactionState.DONE);
+        assertThat(balances()).containsExactly(70L, 30L);
+    }
+
+    @Test
     void idRunAgainAfterItFinished_theCommitInsertMeetsIt_returnsTheFirstOutcome_andTheTransferRunsOnce() {
         accounts(100, 0);
         TransactionManager owner = manager(mongo.client(), CrashHook.NONE);
