@@ -274,6 +274,26 @@ class CommitInsertOwnerTest {
     }
 
     @Test
+    void roundOneSlowerThanTheDeadline_preparesExpired_ownerEndsTheTransactionInsteadOfLeaseLost() throws Exception {
+        accounts(100, 0);
+        TransactionOutcome outcome;
+        try (FaultProxy proxy = new FaultProxy(mongo.uri()); MongoClient viaProxy = proxy.newClient()) {
+            // The network holds round 1's prepares past their deadline: the server refuses them (expired).
+            proxy.runBefore(request -> request.contains("accounts") && request.contains("$$NOW"), () -> sleep(LEASE.toMillis() + 200));
+            try {
+                outcome = manager(viaProxy, CrashHook.NONE).run(transfer(30));
+            } catch (LeaseLostException e) {
+                throw new AssertionError("no other process ran, yet the owner reported " + e, e);
+            }
+        }
+        Document stored = transaction(outcome.id());
+        assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isIn(TransactionState.DONE, TransactionState.CANCELED);
+        assertThat(stored.getString("state")).isEqualTo(outcome.state().stored());
+        assertThat(balances()).containsExactly(outcome.state() == TransactionState.DONE ? 70L : 100L,
+                outcome.state() == TransactionState.DONE ? 30L : 0L);
+    }
+
+    @Test
     void idRunAgainAfterItFinished_theCommitInsertMeetsIt_returnsTheFirstOutcome_andTheTransferRunsOnce() {
         accounts(100, 0);
         TransactionManager owner = manager(mongo.client(), CrashHook.NONE);
