@@ -106,7 +106,9 @@ public final class TransactionManager implements AutoCloseable {
      * reason and code), or {@code applied} (committed; a live owner is finishing it). Waits while
      * it is open, up to {@code timeout}; a transaction whose owner's lease has run out (the owner
      * crashed, or was paused) is taken over and finished by this call. Empty if no transaction has
-     * this id (it was never written, so running it again is safe; or it was pruned). Throws
+     * this id (it was never written, so running it again is safe; or it was pruned; or, with the
+     * commit insert, its owner has not reached its commit point yet or died before it: running it
+     * again is safe too, only one document of the id can ever be written). Throws
      * {@link OutcomeUnknownException} if it is still open after {@code timeout}.
      */
     public Optional<TransactionOutcome> awaitOutcome(Object transactionId, Duration timeout) {

@@ -234,7 +234,8 @@ class ConcurrentQueueTest {
         for (int n = 0; n < 80; n++) {
             io.mongo2pc.spi.CrashPoint crashAt = points.get(random.nextInt(points.size()));
             AtomicBoolean armed = new AtomicBoolean(true);
-            TransactionManager owner = Bank.configure(TransactionManager.builder().finishInBackground(false).target("default", mongo.client())
+            // Round 1 inserts the document pending (no commit insert): every point leaves a transaction for recovery.
+            TransactionManager owner = Bank.configure(TransactionManager.builder().finishInBackground(false).commitInsert(false).target("default", mongo.client())
                     .database(mongo.database()).application("owner").crashHook((point, id) -> {
                         if (point.equals(crashAt) && armed.compareAndSet(true, false)) {
                             throw new IllegalStateException("owner killed at " + point);

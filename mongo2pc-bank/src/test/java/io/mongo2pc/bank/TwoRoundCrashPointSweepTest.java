@@ -93,7 +93,7 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
     @Test
     void twoCollections_crashWithSomePreparesLanded_theSweepUndoesThem() {
         int stopped = 0;
-        for (CrashPoint point : List.of(CrashPoint.before(CrashPoint.Step.APPLY, 1), CrashPoint.before(CrashPoint.Step.INSERT, -1))) {
+        for (CrashPoint point : List.of(CrashPoint.before(CrashPoint.Step.APPLY, 1), CrashPoint.before(CrashPoint.Step.COMMIT, -1))) {
             String db = freshDatabase();
             mongo.client().getDatabase(db).getCollection("savings").insertOne(new Document("_id", "S").append("balance", 0L)
                     .append("pendingTransactions", List.of()));

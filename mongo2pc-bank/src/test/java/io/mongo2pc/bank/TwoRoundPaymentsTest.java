@@ -6,6 +6,7 @@ import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.testing.TestManagers;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 
@@ -29,16 +30,16 @@ class TwoRoundPaymentsTest extends PaymentsTest {
     }
 
     /**
-     * Under the two-round commit the order's take may run before or after the order appears (the
-     * prepares are sent together, in parallel): either it is paid with its debit, or canceled with
-     * nothing in effect; never Paid without the debit.
+     * Under the two-round commit the order appears once the prepares were sent, before the
+     * transaction document is written: either it is paid with its debit, or canceled with nothing
+     * in effect; never Paid without the debit.
      */
     @Override
     @Test
     void pay_orderCreatedJustAfterItWasReadMissing_isNotPaidWithoutItsDebit() {
         AtomicBoolean create = new AtomicBoolean(true);
         TransactionManager racing = configured().crashHook((point, id) -> {
-            if (point.equals(CrashPoint.before(CrashPoint.Step.INSERT, -1)) && create.getAndSet(false)) {
+            if (TestManagers.beforeTheDocument(point) && create.getAndSet(false)) {
                 payments.createOrder("o3", 30L);
             }
         }).build();

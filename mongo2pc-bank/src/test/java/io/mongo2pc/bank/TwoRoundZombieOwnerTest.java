@@ -5,10 +5,11 @@ import io.mongo2pc.TransactionManagerBuilder;
 
 /**
  * {@link ZombieOwnerTest} on the two-round commit: an owner paused between any two of its writes
- * once its transaction document exists (after round 1's insert), past its lease, while another
- * instance finishes or cancels the transaction, changes nothing when it resumes: its prepares fail
- * their deadline, its commit and done their epoch, its releases find no entry. The points before
- * the insert (nothing or only prepares written) are {@code TwoRoundLateCopyTest}'s.
+ * once its first prepare was sent, past its lease, while another instance finishes or cancels the
+ * transaction, changes nothing when it resumes: its prepares fail their deadline, its commit and
+ * done their epoch, its releases find no entry. Paused before its commit insert (prepares, no
+ * document), the other instance's sweep undoes the prepares behind a tombstone once the owner's
+ * deadline has passed, and the resumed owner's insert meets it: canceled.
  */
 class TwoRoundZombieOwnerTest extends ZombieOwnerTest {
     /** The library's default rules (the two-round commit), finished inline. */
@@ -17,7 +18,7 @@ class TwoRoundZombieOwnerTest extends ZombieOwnerTest {
         return builder.finishInBackground(false);
     }
 
-    /** Round 1 sends the prepares, then the insert: before either is sent, nothing or only prepares exist. */
+    /** Before its prepares are sent, nothing or only prepares exist (the sweep resolves those: see above). */
     @Override
     protected boolean beforeTheDocument(CrashPoint point) {
         return point.phase() == CrashPoint.Phase.BEFORE

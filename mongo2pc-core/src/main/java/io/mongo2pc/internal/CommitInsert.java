@@ -62,12 +62,20 @@ final class CommitInsert {
         Instant sentAfter = c.clock().lowerBound();
         boolean[] inDoubt = new boolean[1];
         WriteCombiner.Answer answer = c.transactionWrites().answer(new UpdateOneModel<>(filter, update, new UpdateOptions().upsert(true)));
+        inDoubt[0] = answer == WriteCombiner.Answer.IN_DOUBT;
+        try {
+            c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.AFTER, tx.id);
+        } catch (MongoException e) {
+            if (!Retrier.isTransient(e)) {
+                throw e;
+            }
+            answer = WriteCombiner.Answer.IN_DOUBT; // its answer lost: in doubt, as if the request had failed
+            inDoubt[0] = true;
+        }
         Document stored = null;
         if (answer != WriteCombiner.Answer.MATCHED) {
-            inDoubt[0] = answer == WriteCombiner.Answer.IN_DOUBT;
             stored = c.retrier().call("commit", tx.id, TransactionState.PENDING, () -> insertAlone(tx, filter, update, inDoubt));
         }
-        c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.AFTER, tx.id);
         if (stored == null) {
             // Inserted by this request: in time if the server's clock cannot have reached the deadline yet.
             Instant upper = c.clock().upperBound();
