@@ -61,7 +61,7 @@ public class ZombieOwnerTest {
                 rounds++;
             }
         }
-        assertThat(rounds).isGreaterThan(20);
+        assertThat(rounds).isGreaterThanOrEqualTo(20);
     }
 
     /** True for the points at which the transaction document does not exist yet. */
@@ -183,6 +183,12 @@ public class ZombieOwnerTest {
                 continue;
             }
             TransactionState state = TransactionState.parse(tx.getString("state")).orElseThrow();
+            if (state.isTerminal() && Boolean.TRUE.equals(tx.get("tombstone"))) {
+                // A sweep that met a participant just before the deadline had passed left it to the
+                // next sweep, which may come after the tombstone one of them wrote: sweep once more.
+                other.recover(Duration.ZERO);
+                return tx;
+            }
             if (state.isTerminal()) {
                 return tx;
             }
