@@ -8,12 +8,17 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
 import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.spi.CrashPoint.Phase;
 import org.bson.Document;
 
 import java.time.Instant;
+import java.util.List;
+import java.util.function.BiFunction;
 
 /**
  * The commit point of the two-round commit as its document's first write (docs/TWO-ROUND.md, "The
@@ -42,9 +47,46 @@ final class CommitInsert {
     }
 
     private final TwoRoundContext c;
+    private final TwoRoundFinish finish;
+    /** The outcome of an id another transaction holds (the caller's own id run again). */
+    private final BiFunction<Object, List<Operation>, TransactionOutcome> existing;
 
-    CommitInsert(TwoRoundContext c) {
+    CommitInsert(TwoRoundContext c, TwoRoundFinish finish, BiFunction<Object, List<Operation>, TransactionOutcome> existing) {
         this.c = c;
+        this.finish = finish;
+        this.existing = existing;
+    }
+
+    /**
+     * Commits {@code tx}, every prepare of which is in effect, by inserting {@code doc}
+     * ({@link #commit}), and goes on from what that found: releases (or returns at the commit
+     * point), a cancel, or the outcome of the transaction that holds the id.
+     */
+    TransactionOutcome run(OwnedTransaction tx, Document doc, String token) {
+        Found found = commit(tx, doc, token);
+        switch (found) {
+            case COMMITTED -> {
+                // Counted as started once its document is known ours, as on the pending insert's path:
+                // a caller's id run again (another transaction's document) starts nothing.
+                c.settings().metrics().started();
+                return finish.drive(tx, true);
+            }
+            case LATE, UNKNOWN, ABANDONED -> {
+                if (found == Found.LATE) {
+                    c.settings().metrics().started();
+                }
+                late(tx, found);
+                return tx.timedOut(found == Found.ABANDONED ? "abandoned: no transaction document before its deadline " + tx.deadline
+                        : "its commit was inserted after its deadline " + tx.deadline, c.settings().metrics());
+            }
+            case TAKEN_OVER -> throw new LeaseLostException("transaction " + tx.id + " was taken over before its owner "
+                    + c.settings().owner() + " knew its commit was written", tx.id, TransactionState.PENDING);
+            default -> {
+                // The id is another transaction's: every prepare of ours answered, none can still land.
+                finish.undoAll(tx, false); // by the nonce alone
+                return existing.apply(tx.id, tx.ops);
+            }
+        }
     }
 
     /**
@@ -143,7 +185,7 @@ final class CommitInsert {
      * repairs the document, undoes every entry by the nonce (every prepare was answered: none can
      * still land) and returns the outcome, or throws for UNKNOWN.
      */
-    void late(OwnedTransaction tx, Found found, TwoRoundFinish finish) {
+    private void late(OwnedTransaction tx, Found found) {
         Document stored = c.retrier().call("read back", tx.id, TransactionState.PENDING, () -> c.store().find(tx.id));
         if (stored != null && LateCommit.late(stored)) {
             c.retrier().call("repair", tx.id, TransactionState.PENDING, () -> c.store().repair(stored));

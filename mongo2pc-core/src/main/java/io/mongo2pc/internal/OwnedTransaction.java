@@ -4,6 +4,7 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionMetrics;
+import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
 
@@ -45,6 +46,15 @@ final class OwnedTransaction {
         this.ops = ops;
         this.state = state;
         this.reason = reason;
+    }
+
+    /** Ends this transaction canceled for {@code reason}, {@link ReasonCode#TIMED_OUT}, counted in {@code metrics}; its outcome. */
+    TransactionOutcome timedOut(String reason, TransactionMetrics metrics) {
+        state = TransactionState.CANCELED;
+        this.reason = reason;
+        code = ReasonCode.TIMED_OUT;
+        metrics.canceled(reason);
+        return new TransactionOutcome(id, state, reason, code);
     }
 
     /** The reason fields of a cancel: the text, and the code when there is one. */

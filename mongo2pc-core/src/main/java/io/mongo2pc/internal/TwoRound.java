@@ -8,7 +8,6 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
@@ -26,7 +25,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.function.BiFunction;
 
-import static io.mongo2pc.TransactionState.CANCELED;
 import static io.mongo2pc.TransactionState.PENDING;
 
 /**
@@ -62,7 +60,7 @@ final class TwoRound {
         this.c = c;
         this.roundOne = new RoundOne(c.targets(), c.entries(), c.retrier(), c.crashPoints());
         this.finish = new TwoRoundFinish(c);
-        this.commitInsert = new CommitInsert(c);
+        this.commitInsert = new CommitInsert(c, finish, existing);
         this.existing = existing;
     }
 
@@ -93,8 +91,7 @@ final class TwoRound {
         if (c.settings().commitInsert()) {
             RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, ops, until, null, new ArrayList<>());
             if (allInEffect(sent)) {
-                c.settings().metrics().started();
-                return afterCommitInsert(tx, commitInsert.commit(tx, doc, token));
+                return commitInsert.run(tx, doc, token);
             }
             // A prepare refused, busy, expired or in doubt: today's rules from here, the pending
             // document inserted after round 1 (one of the orders round 1's parallel writes may land in).
@@ -115,36 +112,6 @@ final class TwoRound {
         return true;
     }
 
-    /** Goes on from the commit insert's answer ({@link CommitInsert}). */
-    private TransactionOutcome afterCommitInsert(OwnedTransaction tx, CommitInsert.Found found) {
-        switch (found) {
-            case COMMITTED -> {
-                return finish.drive(tx, true);
-            }
-            case LATE, UNKNOWN, ABANDONED -> {
-                commitInsert.late(tx, found, finish);
-                return canceled(tx, found == CommitInsert.Found.ABANDONED
-                        ? "abandoned: no transaction document before its deadline " + tx.deadline
-                        : "its commit was inserted after its deadline " + tx.deadline);
-            }
-            case TAKEN_OVER -> throw new LeaseLostException("transaction " + tx.id + " was taken over before its owner "
-                    + c.settings().owner() + " knew its commit was written", tx.id, PENDING);
-            default -> {
-                // The id is another transaction's: every prepare of ours answered, none can still land.
-                finish.undoAll(tx, false); // by the nonce alone
-                return existing.apply(tx.id, tx.ops);
-            }
-        }
-    }
-
-    private TransactionOutcome canceled(OwnedTransaction tx, String reason) {
-        tx.state = CANCELED;
-        tx.reason = reason;
-        tx.code = ReasonCode.TIMED_OUT;
-        c.settings().metrics().canceled(tx.reason);
-        return new TransactionOutcome(tx.id, CANCELED, tx.reason, tx.code);
-    }
-
     /** Goes on from round 1 and the insert of the pending document. */
     private TransactionOutcome afterInsert(OwnedTransaction tx, RoundOne.Sent[] sent, Insert inserted, Instant until) {
         Object id = tx.id;
@@ -157,7 +124,7 @@ final class TwoRound {
             case ABANDONED -> {
                 // A resolver found our prepares without a document past until + skew: none can land any more.
                 finish.undoAll(tx, false); // by the nonce alone
-                return canceled(tx, "abandoned: no transaction document before its deadline " + until);
+                return tx.timedOut("abandoned: no transaction document before its deadline " + until, c.settings().metrics());
             }
             case TAKEN_OVER -> throw new LeaseLostException("transaction " + id + " was taken over before its owner "
                     + c.settings().owner() + " knew its document was written", id, PENDING);
