@@ -8,7 +8,8 @@ import java.util.List;
  * What one recovery pass did. Immutable.
  *
  * @param rolledForward      transactions it finished as done
- * @param canceled           transactions it finished as canceled
+ * @param canceled           transactions it finished as canceled, among them those whose owner died
+ *                           before writing their document (canceled behind a tombstone by the sweep)
  * @param skipped            open transactions it left: {@code notStale} ones, {@code failed} ones, and
  *                           ones another process took over first
  * @param failed             transactions it could not finish now (a target down, an outcome unknown,

@@ -301,12 +301,15 @@ class CommandsTest {
         }
     }
 
-    /** A transfer whose process died after its debit; {@code recover} by another process rolls it forward. */
+    /**
+     * A transfer whose process died after its debit, its document pending (round 1 inserts it: no
+     * commit insert); {@code recover} by another process rolls it forward.
+     */
     @Test
     void recover_rollsForwardACrashedTransfer_withTheContractKeys() {
         accounts(1000, 1000);
         TransactionManager crashy = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "crashy")
-                .lease(Duration.ofSeconds(30))
+                .lease(Duration.ofSeconds(30)).commitInsert(false)
                 .crashHook(crashAt(CrashPoint.after(CrashPoint.Step.APPLY, 0)))).build();
         try {
             new Bank(crashy).transfer("A", "B", 100L);
@@ -354,7 +357,7 @@ class CommandsTest {
     void cancel_pendingOwnedByALiveOwner_exit3() {
         accounts(1000, 1000);
         TransactionManager crashy = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "live")
-                .lease(Duration.ofMinutes(5))
+                .lease(Duration.ofMinutes(5)).commitInsert(false) // its document pending
                 .crashHook(crashAt(CrashPoint.after(CrashPoint.Step.APPLY, 0)))).build();
         Object id = null;
         try {

@@ -127,7 +127,10 @@ final class ConsoleFixture implements AutoCloseable {
         return r.json();
     }
 
-    /** A transfer A -> B of 100 whose owner (application "dying", lease {@code lease}) died after its debit; its id. */
+    /**
+     * A transfer A -> B of 100 whose owner (application "dying", lease {@code lease}) died after its
+     * debit, with its document pending (round 1 inserts it: no commit insert); its id.
+     */
     static String stuckTransfer(EmbeddedMongo mongo, Duration lease) {
         AtomicBoolean fired = new AtomicBoolean();
         CrashHook crash = (point, id) -> {
@@ -136,7 +139,7 @@ final class ConsoleFixture implements AutoCloseable {
             }
         };
         TransactionManager dying = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "dying")
-                .lease(lease).crashHook(crash)).build();
+                .lease(lease).commitInsert(false).crashHook(crash)).build();
         try {
             new Bank(dying).transfer("A", "B", 100L);
             throw new AssertionError("the crash hook did not fire");

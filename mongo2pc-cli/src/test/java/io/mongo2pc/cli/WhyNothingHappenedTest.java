@@ -74,4 +74,40 @@ class WhyNothingHappenedTest {
                 .doesNotContain("lease of 30s runs out").contains("worker drained");
         assertThat(cli.run("verify", "--expect-total", "2000").exitCode()).isZero();
     }
+
+    /**
+     * A transfer whose process died after its prepares, before its commit insert: no document, so
+     * nothing for recovery to take over, and {@code verify} sees the hold; once the owner's deadline
+     * has passed, {@code recover}'s sweep gives the debit back behind a tombstone and counts it canceled.
+     */
+    @Test
+    void recover_cancelsATransferWhoseOwnerDiedBeforeItsCommitInsert_onceItsDeadlinePassed() throws InterruptedException {
+        Duration lease = Duration.ofSeconds(2);
+        TransactionManager owner = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "crashed")
+                .lease(lease).crashHook((point, id) -> {
+                    if (point.equals(CrashPoint.before(CrashPoint.Step.COMMIT, -1))) {
+                        throw new IllegalStateException(String.valueOf(id));
+                    }
+                })).build();
+        String id = null;
+        try {
+            new Bank(owner).transfer("A", "B", 100L);
+        } catch (IllegalStateException e) {
+            id = e.getMessage();
+        }
+        assertThat(id).as("the owner stopped before its commit insert").isNotNull();
+        assertThat(cli.run("inspect", id).exitCode()).as("no document before the commit insert").isEqualTo(2);
+        assertThat(cli.run("verify", "--expect-total", "2000").exitCode()).as("the debit's hold").isEqualTo(1);
+
+        Thread.sleep(lease.plusMillis(500).toMillis()); // past the owner's deadline and the clock skew (this host's clock)
+        CliRunner.Result r = cli.run("--lease", "2s", "recover", "--json");
+
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.json().get("canceled").asInt()).as(r.toString()).isEqualTo(1);
+        assertThat(r.json().get("rolledForward").asInt()).isZero();
+        assertThat(cli.run("verify", "--expect-total", "2000").exitCode()).isZero();
+        CliRunner.Result inspect = cli.run("inspect", id, "--json");
+        assertThat(inspect.json().get("state").asText()).as(inspect.toString()).isEqualTo("canceled");
+        assertThat(inspect.json().get("code").asText()).isEqualTo("TIMED_OUT");
+    }
 }

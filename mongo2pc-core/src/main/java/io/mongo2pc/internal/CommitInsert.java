@@ -50,7 +50,7 @@ final class CommitInsert {
     /**
      * Inserts {@code doc} (the transaction's fields, with its token, nonce and deadline) as
      * {@code applied}, between the crash points of the commit, and tells what that did. On
-     * COMMITTED, {@code tx} is applied and stamped.
+     * COMMITTED, {@code tx} is applied and stamped (or done, if a reader rolled it forward meanwhile).
      */
     Found commit(OwnedTransaction tx, Document doc, String token) {
         Document fields = new Document(doc);
@@ -97,8 +97,13 @@ final class CommitInsert {
             // transaction committed, finished and been pruned before the copy read here inserted again.
             return inDoubt[0] ? Found.UNKNOWN : Found.LATE;
         }
+        if (counted == TransactionState.DONE && TransactionStore.epochOf(stored) == 1L) {
+            // In time, and finished since by a reader that rolled it forward (our token: nobody took it over).
+            tx.state = TransactionState.DONE;
+            return Found.COMMITTED;
+        }
         if (counted != TransactionState.APPLIED || TransactionStore.epochOf(stored) != 1L) {
-            return Found.TAKEN_OVER; // in time, and since taken over or finished by others
+            return Found.TAKEN_OVER; // in time, and since taken over by others
         }
         return committed(tx, TransactionStore.stamped(stored));
     }

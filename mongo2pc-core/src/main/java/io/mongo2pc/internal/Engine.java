@@ -164,9 +164,11 @@ public final class Engine {
     /** One recovery pass (see {@link Recovery#recover}). */
     public RecoveryReport recover(Duration olderThan) {
         RecoveryReport report = recovery.recover(olderThan);
-        // Markers of two-round transactions whose document was never written: found by no scan of transactions.
+        // Markers of two-round transactions whose document was never written: found by no scan of
+        // transactions. Those it cancels (behind a tombstone) count as canceled by this pass.
         if (sweep.due()) {
-            retrier.call("sweep", null, null, sweep::sweep);
+            int canceled = retrier.call("sweep", null, null, sweep::sweep);
+            report = report.plus(new RecoveryReport(0, canceled, 0));
         }
         return report;
     }

@@ -10,6 +10,7 @@ import org.bson.Document;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Date;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
@@ -190,9 +191,34 @@ final class OwnerWrites {
 
     /** Long transactions stamp lastModified between state changes so their lease does not run out. */
     void renewIfDue(OwnedTransaction tx) {
-        if (System.nanoTime() - tx.stampedNanos >= settings.lease().toNanos() / 3) {
+        if (due(tx)) {
             renew(tx);
         }
+    }
+
+    private boolean due(OwnedTransaction tx) {
+        return System.nanoTime() - tx.stampedNanos >= settings.lease().toNanos() / 3;
+    }
+
+    /**
+     * {@link #renew} ({@link #renewIfDue} if {@code ifDue}), except for a pending transaction whose
+     * document was inserted at or after {@code tx.insertedBefore} (round 1's deadline): that one
+     * can never commit nor be renewed, only be canceled, and this returns false with nothing
+     * renewed. Throws {@link LeaseLostException} if another process took the transaction over.
+     */
+    boolean renewUnlessInsertedLate(OwnedTransaction tx, boolean ifDue) {
+        if (ifDue && !due(tx)) {
+            return true;
+        }
+        if (tx.state == TransactionState.PENDING && tx.insertedBefore != null) {
+            Document stored = retrier.call("read", tx.id, tx.state, () -> store.find(tx.id));
+            if (stored != null && TransactionStore.epochOf(stored) == tx.epoch && stored.get(TwoRound.INSERTED_AT) instanceof Date at
+                    && !at.before(Date.from(tx.insertedBefore))) {
+                return false;
+            }
+        }
+        renew(tx);
+        return true;
     }
 
     void renew(OwnedTransaction tx) {

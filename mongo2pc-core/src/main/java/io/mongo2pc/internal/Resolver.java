@@ -4,6 +4,7 @@ import com.mongodb.ErrorCategory;
 import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.result.UpdateResult;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
@@ -16,6 +17,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -52,6 +54,11 @@ final class Resolver {
      * entries it removed.
      */
     int resolve(MongoCollection<Document> coll, Document doc, Object own, String ownNonce) {
+        return resolve(coll, doc, own, ownNonce, id -> { });
+    }
+
+    /** {@link #resolve(MongoCollection, Document, Object, String)}, telling {@code tombstoned} each id it wrote a tombstone for. */
+    int resolve(MongoCollection<Document> coll, Document doc, Object own, String ownNonce, Consumer<Object> tombstoned) {
         int removed = 0;
         Supplier<Instant> now = new Supplier<>() {
             private Instant read;
@@ -74,7 +81,7 @@ final class Resolver {
                 continue; // a transaction of the tutorial's rules, or of another coordinator: not ours to judge
             }
             Object docId = doc.get(Fields.ID);
-            if (resolveOne(marker, nonce, until.toInstant(), now,
+            if (resolveOne(marker, nonce, until.toInstant(), now, tombstoned,
                     () -> write(coll, docId, marker, nonce, Entries.releaseWrite(docId, marker, nonce, entry.get(Entries.LATER, Document.class))),
                     () -> write(coll, docId, marker, nonce, Entries.undoWrite(docId, marker, nonce, entry.get(Entries.NOW, Document.class), null)))) {
                 removed++;
@@ -93,7 +100,7 @@ final class Resolver {
             Object txId = lock.get("tx");
             Object docId = doc.get(Fields.ID);
             String nonce = lock.getString(Entries.NONCE);
-            if (resolveOne(txId, nonce, until.toInstant(), now,
+            if (resolveOne(txId, nonce, until.toInstant(), now, tombstoned,
                     () -> exclusive(txId, () -> Exclusive.release(coll, docId, txId, lock)),
                     () -> exclusive(txId, () -> Exclusive.undo(coll, docId, txId, nonce, lock.getString("kind"), null)))) {
                 removed++;
@@ -107,7 +114,7 @@ final class Resolver {
      * its document: committed -> {@code release}; canceled, or no document (tombstoned) or another
      * nonce once no prepare of it can land -> {@code undo}; otherwise nothing. True if it wrote.
      */
-    private boolean resolveOne(Object txId, String nonce, Instant until, Supplier<Instant> now,
+    private boolean resolveOne(Object txId, String nonce, Instant until, Supplier<Instant> now, Consumer<Object> tombstoned,
                                Supplier<Boolean> release, Supplier<Boolean> undo) {
         Document tx = store.find(txId);
         if (tx == null || !nonce.equals(tx.get(TwoRound.NONCE))) {
@@ -115,7 +122,7 @@ final class Resolver {
                 return false; // a prepare of it may still land: nothing can be decided yet
             }
             if (tx == null) {
-                tx = tombstone(txId, nonce, until);
+                tx = tombstone(txId, nonce, until, tombstoned);
             }
         }
         if (tx != null && nonce.equals(tx.get(TwoRound.NONCE))) {
@@ -156,10 +163,10 @@ final class Resolver {
      * Inserts a canceled document for {@code txId} unless one exists; returns the document stored
      * for that id afterwards (the tombstone, or the owner's document if its insert came first).
      */
-    private Document tombstone(Object txId, String nonce, Instant until) {
+    private Document tombstone(Object txId, String nonce, Instant until, Consumer<Object> tombstoned) {
         crashHook.reached(CrashPoint.before(Step.TOMBSTONE, -1), txId);
         try {
-            store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRound.INSERTED_AT, new Document("$exists", false))
+            UpdateResult written = store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRound.INSERTED_AT, new Document("$exists", false))
                             .append(Fields.STATE, new Document("$exists", false)),
                     new Document("$setOnInsert", new Document(Fields.STATE, TransactionState.CANCELED.stored())
                             .append(TOMBSTONE, true).append(TwoRound.PROTOCOL, TwoRound.RULES)
@@ -167,6 +174,9 @@ final class Resolver {
                             .append(Fields.REASON, "abandoned: no transaction document before its deadline " + until))
                             .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRound.INSERTED_AT, true)),
                     new UpdateOptions().upsert(true));
+            if (written.getUpsertedId() != null) {
+                tombstoned.accept(txId);
+            }
         } catch (MongoServerException e) {
             if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
                 throw e;

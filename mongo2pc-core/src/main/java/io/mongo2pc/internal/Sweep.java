@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -66,9 +67,12 @@ final class Sweep {
         registered.add(key);
     }
 
-    /** Resolves what can be resolved of the markers in every recorded collection; returns how many entries it removed. */
+    /**
+     * Resolves what can be resolved of the markers in every recorded collection; returns how many
+     * transactions it canceled behind a tombstone (their owner died before writing their document).
+     */
     int sweep() {
-        int removed = 0;
+        Set<Object> tombstoned = new HashSet<>();
         for (Document c : registry.find().into(new ArrayList<>())) {
             if (!(c.get("target") instanceof String target) || !(c.get("database") instanceof String database)
                     || !(c.get("collection") instanceof String collection) || !targets.names().contains(target)) {
@@ -78,19 +82,19 @@ final class Sweep {
                 MongoCollection<Document> coll = targets.collection(target, database, collection);
                 for (Document doc : coll.find(new Document(Fields.MARKERS + ".0", new Document("$exists", true)))
                         .projection(Projections.exclude("__none")).batchSize(BATCH)) {
-                    removed += resolver.resolve(coll, doc, null, null);
+                    resolver.resolve(coll, doc, null, null, tombstoned::add);
                 }
                 // Two-round locks of inserts, updates and deletes carry no marker.
                 for (Document doc : coll.find(new Document(Fields.LOCK_NONCE, new Document("$exists", true))
                                 .append(Fields.MARKERS + ".0", new Document("$exists", false)))
                         .projection(Projections.exclude("__none")).batchSize(BATCH)) {
-                    removed += resolver.resolve(coll, doc, null, null);
+                    resolver.resolve(coll, doc, null, null, tombstoned::add);
                 }
             } catch (MongoException e) {
                 // a target down: the next pass tries again
                 log.warn("could not sweep {}.{} on {}: {}", database, collection, target, e.toString());
             }
         }
-        return removed;
+        return tombstoned.size();
     }
 }

@@ -261,10 +261,10 @@ final class TwoRound {
                     // Retried only once no copy of it can land any more (a late copy could mark the
                     // transaction again after its release).
                     c.writesInDoubt().awaitPassedEverywhere(s.until(), tx.id);
-                    if (refusal != null) {
+                    if (refusal != null || !c.writes().renewUnlessInsertedLate(tx, false)) {
+                        refusal = refusal != null ? refusal : insertedLate(roundOneUntil);
                         break;
                     }
-                    c.writes().renew(tx);
                     s = roundOne.resend(tx.id, tx.nonce, tx.ops.get(i), i, tx.deadline);
                     continue;
                 }
@@ -279,7 +279,10 @@ final class TwoRound {
                                 + expired + " times in a row; the lease " + c.settings().lease().toMillis()
                                 + "ms is too short for the database's latency", tx.id, tx.state);
                     }
-                    c.writes().renew(tx);
+                    if (!c.writes().renewUnlessInsertedLate(tx, false)) {
+                        refusal = insertedLate(roundOneUntil);
+                        break;
+                    }
                 } else if (r.kind() == Participants.Kind.BUSY) {
                     if (resolveOn(tx, i, null) == 0) {
                         long now = c.settings().clock().nanoTime();
@@ -292,13 +295,14 @@ final class TwoRound {
                         c.writes().waitBusy(backoffMs, tx.id, PENDING);
                         backoffMs = Math.min(200, backoffMs * 2);
                     }
-                    c.writes().renewIfDue(tx);
-                } else if (resolves++ < 3 && resolveOn(tx, i, r.seen()) > 0) {
-                    // Refused: markers of transactions that can be resolved (a committed credit not
-                    // released yet) are resolved, then the prepare is sent again.
-                    c.writes().renewIfDue(tx);
-                } else {
+                } else if (resolves++ >= 3 || resolveOn(tx, i, r.seen()) == 0) {
+                    // Refused, and no marker of another transaction that could be resolved (a committed
+                    // credit not released yet) was: the refusal stands. Else the prepare is sent again.
                     refusal = r;
+                    break;
+                }
+                if (!c.writes().renewUnlessInsertedLate(tx, true)) {
+                    refusal = insertedLate(roundOneUntil);
                     break;
                 }
                 s = roundOne.resend(tx.id, tx.nonce, tx.ops.get(i), i, tx.deadline);
@@ -319,6 +323,11 @@ final class TwoRound {
             tx.code = refusal.code();
             c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
         }
+    }
+
+    /** The refusal of a transaction whose document was inserted at or after {@code until}: it can only cancel. */
+    private static Participants.Result insertedLate(Instant until) {
+        return Participants.Result.refused(ReasonCode.TIMED_OUT, "its document was inserted after its deadline " + until);
     }
 
     /** True if every prepare of {@code tx} is in effect: an increment's entry, an exclusive operation's lock, with its nonce. */

@@ -231,4 +231,30 @@ class WriteCombinerTest {
         assertThat(combiner.write(new UpdateOneModel<>(new Document("_id", "text"), new Document("$inc", new Document("n", 1)))))
                 .isFalse();
     }
+    /**
+     * Commit inserts of several transactions share a request; one of them meets a document of its id
+     * (a caller's id run again, a tombstone). The server (the embedded one as MongoDB) runs the
+     * other writes of the unordered request after that write error, and none is told it is in
+     * doubt (the request was answered) nor the duplicate that it took effect: each owner settles
+     * its own on its own path (a duplicate key there finds the document and reads what it is).
+     */
+    @Test
+    void unorderedRequestWithADuplicateKey_theOtherWritesRun_noneIsInDoubt_theDuplicateNeverTookEffect() {
+        coll.insertOne(new Document("_id", "taken").append("state", "canceled"));
+        WriteCombiner combiner = new WriteCombiner(coll, 1);
+
+        List<WriteCombiner.Answer> answers = combiner.send(List.of(List.of(insertIfAbsent("taken")), List.of(insertIfAbsent("fresh"))));
+
+        assertThat(answers.get(0)).isEqualTo(WriteCombiner.Answer.NOT_KNOWN);
+        assertThat(answers.get(1)).isNotEqualTo(WriteCombiner.Answer.IN_DOUBT);
+        assertThat(coll.find(new Document("_id", "fresh")).first()).as("the write after the duplicate ran").isNotNull()
+                .containsEntry("state", "applied");
+        assertThat(coll.find(new Document("_id", "taken")).first()).as("unchanged").containsEntry("state", "canceled");
+    }
+
+    /** A commit insert's shape: insert {@code id} already applied unless a document has the id. */
+    private static UpdateOneModel<Document> insertIfAbsent(String id) {
+        return new UpdateOneModel<>(TwoRound.absent(id), new Document("$setOnInsert", new Document("state", "applied"))
+                .append("$currentDate", new Document("insertedAt", true)), new UpdateOptions().upsert(true));
+    }
 }

@@ -71,6 +71,24 @@ class CommitInsertModelTest {
         }
     }
 
+    /**
+     * The owner as the library codes it: a prepare not in effect after round 1 (refused, expired,
+     * in doubt) falls back on the pending insert and today's rules, never a cancel without a document.
+     */
+    @Test
+    void commitInsertAsCoded_fallbackAtAnyPrepareNotInEffect_keepsEveryInvariantAndCanAlwaysFinish() {
+        for (Setup setup : new Setup[] {Setup.ONE_TRANSFER, Setup.ONE_TRANSFER_REFUSED, Setup.SPLIT_CLOCKS, Setup.ONE_UPDATE}) {
+            ModelChecker.Outcome outcome = check(EnumSet.of(TwoRoundBug.FALLBACK_AT_ANY_PREPARE_NOT_IN_EFFECT), setup, true);
+
+            assertThat(outcome.violation()).as(outcome.report()).isNull();
+            assertThat(outcome.finishedStates()).isPositive();
+        }
+        // The fallback is reached and checked: its pending document, inserted late, must not commit.
+        ModelChecker.Outcome lateCommit = check(EnumSet.of(TwoRoundBug.FALLBACK_AT_ANY_PREPARE_NOT_IN_EFFECT,
+                TwoRoundBug.COMMIT_CAS_IGNORES_LATE_INSERT), Setup.ONE_TRANSFER, true);
+        assertThat(lateCommit.violation()).as("the fallback's late pending document committed").isNotNull();
+    }
+
     @Test
     void commitInsert_twoTransfersSharingAnAccount_committedReadsNeverNegativeAndReadCommittedExact() {
         ModelChecker.Outcome outcome = check(EnumSet.noneOf(TwoRoundBug.class), Setup.TWO_TRANSFERS, true);

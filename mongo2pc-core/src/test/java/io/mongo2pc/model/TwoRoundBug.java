@@ -82,7 +82,14 @@ enum TwoRoundBug {
     /** Nobody applies the lateness rule (owner and readers): "committed iff inserted", with prune deleting tombstones. */
     NO_LATENESS_RULE(true, false, true),
     /** The owner cancels without a document by its own undo, without first settling every prepare of its round. */
-    CANCEL_WITHOUT_DOCUMENT_BEFORE_SETTLED(true, false, true);
+    CANCEL_WITHOUT_DOCUMENT_BEFORE_SETTLED(true, false, true),
+    /**
+     * Not a bug: the commit-insert owner as the library codes it. Once round 1 is answered (each
+     * prepare in effect, refused, expired or in doubt), every prepare in effect sends the commit
+     * insert and anything else falls back on today's pending insert and rules (with the document's
+     * deadline, inserted late or not); the owner never cancels without a document.
+     */
+    FALLBACK_AT_ANY_PREPARE_NOT_IN_EFFECT(false, false, true);
 
     /** True if the model must find a counterexample. */
     final boolean harmful;

@@ -157,6 +157,17 @@ final class TwoRoundProcesses {
         if (c.ins() != MINE && c.ins() != NO_INSERT && !noDoc) {
             return; // nothing can change the document before the owner knows it is there
         }
+        if (noDoc && m.has(TwoRoundBug.FALLBACK_AT_ANY_PREPARE_NOT_IN_EFFECT) && !c.cancel()) {
+            // As coded (TwoRound.run): once every prepare is answered or in doubt, commit or fall back.
+            if (!c.anySlot(WIRE)) {
+                if (c.allSlots(TwoRoundState.DONE)) {
+                    commit(s, p, c, true, out);
+                } else {
+                    variant.fallBack(s, p, c, out);
+                }
+            }
+            return;
+        }
         boolean anyOpen = c.anySlot(NONE) || c.anySlot(RESEND) || c.anySlot(EXPIRED) || c.anySlot(REFUSED) || c.anySlot(TAKEN)
                 || c.anySlot(REJECTED);
         if (m.has(TwoRoundBug.COMMIT_BEFORE_EVERY_PREPARE_ACKNOWLEDGED) && !anyOpen && !c.cancel() && !c.allSlots(TwoRoundState.DONE)) {
