@@ -42,6 +42,12 @@ public final class LateCommits {
      */
     public static Document crashAtTheCommit(MongoClient client, String database, Object id, DocumentRef from, DocumentRef to,
                                             long amount, Duration lease, boolean commitInsert) {
+        return crashAtTheCommit(client, database, id, transfer(from, to, amount), lease, commitInsert);
+    }
+
+    /** {@link #crashAtTheCommit(MongoClient, String, Object, DocumentRef, DocumentRef, long, Duration, boolean)} of {@code ops}. */
+    public static Document crashAtTheCommit(MongoClient client, String database, Object id, List<Operation> ops, Duration lease,
+                                            boolean commitInsert) {
         CrashPoint at = commitInsert ? CrashPoint.after(CrashPoint.Step.COMMIT, -1) : CrashPoint.before(CrashPoint.Step.COMMIT, -1);
         TransactionManager owner = TestManagers.crashing(client, database, "late-owner", (point, tx) -> {
             if (point.equals(at)) {
@@ -49,7 +55,7 @@ public final class LateCommits {
             }
         }).finishInBackground(false).twoRoundCommit(true).commitInsert(commitInsert).lease(lease).build();
         try {
-            owner.run(id, transfer(from, to, amount));
+            owner.run(id, ops);
             throw new AssertionError("the owner did not crash at its commit");
         } catch (Crash expected) {
             // its prepares are in effect and its document inserted

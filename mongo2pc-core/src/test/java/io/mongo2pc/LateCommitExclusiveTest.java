@@ -1,0 +1,55 @@
+package io.mongo2pc;
+
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.testing.LateCommits;
+import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.Document;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A payment (an order's update from UnPaid to Paid, with a debit of A) whose commit was written
+ * after its deadline: the update is in the stored order since its round 1b, under the lock with
+ * its before-image. Counted canceled, the order reads as UnPaid, and whoever meets the lock
+ * restores the before-image; rolling it forward would release the lock and keep the change.
+ */
+class LateCommitExclusiveTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    @ParameterizedTest(name = "commit insert: {0}")
+    @ValueSource(booleans = {true, false})
+    void updateOfACommitWrittenLate_readsAsBefore_andIsRestoredByTheSweep(boolean commitInsert) {
+        String db = mongo.database();
+        TwoAccounts two = TwoAccounts.create(mongo, 100, 0);
+        mongo.invariants().expectTotal(db, 100L);
+        MongoCollection<Document> orders = mongo.client().getDatabase(db).getCollection("orders");
+        orders.insertOne(new Document("_id", "o1").append("state", "UnPaid").append("total", 10L));
+        DocumentRef order = DocumentRef.of(db, "orders", "o1");
+        List<Operation> pay = List.of(
+                Operation.update(order, new Document("$set", new Document("state", "Paid")), new Document("state", "UnPaid")),
+                Operation.increment(two.a(), "balance", -10L, new Document("balance", new Document("$gte", 10L))));
+        LateCommits.crashAtTheCommit(mongo.client(), db, "p-1", pay, Duration.ofMinutes(1), commitInsert);
+        assertThat(orders.find(new Document("_id", "o1")).first().getString("state")).as("the change, in since round 1b")
+                .isEqualTo("Paid");
+        LateCommits.rewriteLate(mongo.client(), db, "p-1");
+        TransactionManager other = TestManagers.builder(mongo.newClient(), db, "other").finishInBackground(false)
+                .sweepPeriod(Duration.ZERO).build();
+
+        assertThat(other.readCommitted(order).orElseThrow().getString("state")).as("the order as committed").isEqualTo("UnPaid");
+        other.recover(Duration.ZERO); // not stale: the sweep meets the lock and the hold
+
+        Document stored = orders.find(new Document("_id", "o1")).first();
+        assertThat(stored.getString("state")).as("the order as stored").isEqualTo("UnPaid");
+        assertThat(stored.containsKey("_m2pc")).as("locked: " + stored.toJson()).isFalse();
+        assertThat(two.collection().find(new Document("_id", "A")).first().getLong("balance")).isEqualTo(100L);
+        assertThat(mongo.transactions(db).find(new Document("_id", "p-1")).first().getString("state")).isEqualTo("canceled");
+    }
+}
