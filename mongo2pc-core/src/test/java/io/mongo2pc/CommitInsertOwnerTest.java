@@ -11,7 +11,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -36,12 +35,13 @@ class CommitInsertOwnerTest {
     private static final Duration LEASE = Duration.ofSeconds(2);
     private static final Duration SKEW = Duration.ofMillis(200);
 
+    private TwoAccounts two;
     private MongoCollection<Document> accounts;
     private DocumentRef a;
     private DocumentRef b;
 
     private void accounts(long balanceA, long balanceB) {
-        TwoAccounts two = TwoAccounts.create(mongo, balanceA, balanceB);
+        two = TwoAccounts.create(mongo, balanceA, balanceB);
         accounts = two.collection();
         a = two.a();
         b = two.b();
@@ -55,18 +55,11 @@ class CommitInsertOwnerTest {
     }
 
     private List<Operation> transfer(long value) {
-        return List.of(Operation.increment(a, "balance", -value, new Document("balance", new Document("$gte", value))),
-                Operation.increment(b, "balance", value, null));
+        return two.transfer(value);
     }
 
     private List<Long> balances() {
-        List<Long> balances = new ArrayList<>();
-        for (Document doc : accounts.find().sort(new Document("_id", 1))) {
-            balances.add(doc.getLong("balance"));
-            assertThat(doc.getList("pendingTransactions", Object.class)).as("markers on " + doc.get("_id")).isEmpty();
-            assertThat(doc.keySet()).as("entries on " + doc.get("_id")).noneMatch(k -> k.startsWith("_m2pc_"));
-        }
-        return balances;
+        return two.settledBalances();
     }
 
     private static Document transaction(Object id) {
