@@ -20,14 +20,25 @@ import java.util.List;
  * @param reason       why it was canceled (null if it was not)
  * @param reasonCode   the reason's code (null if none, see {@link TransactionOutcome#reasonCode()})
  * @param document     the stored document, as is
+ * @param lateCommit   true for a two-round transaction whose document says {@code applied} or
+ *                     {@code done} but was inserted at or after its deadline: it counts as canceled
+ *                     ({@code state} canceled, {@link ReasonCode#TIMED_OUT}) whatever it stores, and
+ *                     anyone may repair the stored state (docs/TWO-ROUND.md)
  */
 public record TransactionView(Object id, TransactionState state, String application, String owner, long epoch,
                               Duration lease, Instant lastModified, List<Operation> operations, String reason,
-                              ReasonCode reasonCode, Document document) {
+                              ReasonCode reasonCode, Document document, boolean lateCommit) {
 
     public TransactionView {
         operations = List.copyOf(operations);
         document = new Document(document);
+    }
+
+    /** A view of a document that is not a commit written after its deadline. */
+    public TransactionView(Object id, TransactionState state, String application, String owner, long epoch,
+                           Duration lease, Instant lastModified, List<Operation> operations, String reason,
+                           ReasonCode reasonCode, Document document) {
+        this(id, state, application, owner, epoch, lease, lastModified, operations, reason, reasonCode, document, false);
     }
 
     /** True once every operation is in effect for good: {@code applied} or {@code done}. */

@@ -8,16 +8,13 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.TransactionState;
-import com.mongodb.client.MongoDatabase;
+import io.mongo2pc.sweeps.Orphans;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.List;
-import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -48,46 +45,7 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
     /** Prepares without a transaction document are resolved once the server's clock is past their deadline plus the skew: waits for that. */
     @Override
     protected void afterCrash(String db) {
-        awaitOrphansResolvable(db, SKEW);
-    }
-
-    /**
-     * Waits until the prepares (entries of increments, locks of inserts, updates and deletes) of
-     * transactions without a document in {@code db} can be resolved: the server's clock past their
-     * deadline plus {@code skew}.
-     */
-    static void awaitOrphansResolvable(String db, Duration skew) {
-        MongoDatabase d = mongo.client().getDatabase(db);
-        Predicate<Object> orphan = id -> d.getCollection("transactions").find(new Document("_id", id)).first() == null;
-        Instant latest = null;
-        for (String collection : d.listCollectionNames().into(new ArrayList<>())) {
-            if (collection.startsWith("transactions")) {
-                continue;
-            }
-            for (Document doc : d.getCollection(collection).find()) {
-                List<Date> untils = new ArrayList<>();
-                if (doc.get("_m2pc") instanceof Document lock && orphan.test(lock.get("tx")) && lock.get("until") instanceof Date until) {
-                    untils.add(until);
-                }
-                if (doc.getList("pendingTransactions", Object.class, List.of()).stream().anyMatch(orphan)) {
-                    doc.forEach((key, value) -> {
-                        if (key.startsWith("_m2pc_") && value instanceof Document entry && entry.get("until") instanceof Date until) {
-                            untils.add(until);
-                        }
-                    });
-                }
-                for (Date until : untils) {
-                    latest = latest == null || until.toInstant().isAfter(latest) ? until.toInstant() : latest;
-                }
-            }
-        }
-        if (latest != null) {
-            // The embedded server runs on this host: its clock is this clock.
-            long wait = Duration.between(Instant.now(), latest.plus(skew).plusMillis(50)).toMillis();
-            if (wait > 0) {
-                sleep(wait);
-            }
-        }
+        Orphans.awaitResolvable(mongo.client().getDatabase(db), SKEW);
     }
 
     @Test
@@ -138,13 +96,5 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
             mongo.client().getDatabase(db).drop();
         }
         assertThat(stopped).isEqualTo(2);
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -12,7 +12,8 @@ import java.util.Optional;
 
 /** {@code inspect TXID}: the stored transaction document. */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
-        footer = "--json prints the stored transaction document in extended JSON (ids and dates typed)",
+        footer = {"--json prints the stored transaction document in extended JSON (ids and dates typed);",
+                "a commit written after its deadline shows as canceled, with \"lateCommit\": true and \"storedState\""},
         description = {"Prints the stored transaction document TXID.", "Exit 0 found; 2 unknown id."})
 final class InspectCommand extends BaseCommand {
     @Parameters(index = "0", paramLabel = "TXID", description = "a 24-hex ObjectId, a string, or an integer")
@@ -25,8 +26,9 @@ final class InspectCommand extends BaseCommand {
     protected int run() {
         Document doc;
         try (Session session = open()) {
-            doc = find(session.manager(), id).orElseThrow(() -> CliException.badInput("no transaction with id " + id
-                    + " in " + session.database() + "." + session.manager().settings().transactionsCollection()));
+            doc = view(session.manager(), id).map(InspectCommand::shown).orElseThrow(() -> CliException.badInput(
+                    "no transaction with id " + id + " in " + session.database() + "."
+                            + session.manager().settings().transactionsCollection()));
         }
         if (json()) {
             printJson(Json.extendedNode(doc)); // ids and dates typed, as the human output shows them
@@ -37,12 +39,31 @@ final class InspectCommand extends BaseCommand {
         return ExitCodes.OK;
     }
 
+    /**
+     * The stored document, except for a commit written after its deadline ({@link TransactionView#lateCommit}):
+     * shown with the state, reason and code it counts with (canceled, TIMED_OUT), {@code lateCommit: true}
+     * and the state it stores as {@code storedState}.
+     */
+    static Document shown(TransactionView view) {
+        Document doc = new Document(view.document());
+        if (view.lateCommit()) {
+            doc.append("storedState", doc.get("state")).append("state", view.state().stored()).append("reason", view.reason())
+                    .append("code", view.reasonCode().name()).append("lateCommit", true);
+        }
+        return doc;
+    }
+
     /** The stored document of the transaction typed as {@code text} on the command line. */
     static Optional<Document> find(TransactionManager manager, String text) {
+        return view(manager, text).map(TransactionView::document);
+    }
+
+    /** The transaction typed as {@code text} on the command line. */
+    static Optional<TransactionView> view(TransactionManager manager, String text) {
         for (Object candidate : TransactionIds.candidates(text)) {
             Optional<TransactionView> view = manager.inspect(candidate);
             if (view.isPresent()) {
-                return Optional.of(view.get().document());
+                return view;
             }
         }
         return Optional.empty();

@@ -21,7 +21,8 @@ final class TransactionRows {
 
     /**
      * {@code {"transactions":[{"id","state","age","owner","application","epoch","reason","code","source",
-     * "destination","value","stale"}],"more","next"}}; {@code leaseIfNone} judges whether one stored
+     * "destination","value","stale"}],"more","next"}}, and {@code "lateCommit": true} on a row shown
+     * canceled because its commit was written after its deadline; {@code leaseIfNone} judges whether one stored
      * without a lease of its own is stale.
      */
     static ObjectNode json(TransactionPage page, Duration leaseIfNone) {
@@ -50,10 +51,16 @@ final class TransactionRows {
         node.set("destination", Json.value(tx.document().get("destination")));
         node.set("value", Json.value(tx.document().get("value")));
         node.put("stale", stale);
+        if (tx.lateCommit()) {
+            node.put("lateCommit", true); // shown canceled: its commit was written after its deadline
+        }
         return node;
     }
 
-    /** The state as stored (a state mongo2pc does not know is shown as it is). */
+    /**
+     * The state as it counts: as stored, but canceled for a commit written after its deadline (see
+     * {@link TransactionView#lateCommit}); a state mongo2pc does not know is shown as it is.
+     */
     static Object stateText(TransactionView tx) {
         return tx.state() != null ? tx.state().stored() : tx.document().get("state");
     }

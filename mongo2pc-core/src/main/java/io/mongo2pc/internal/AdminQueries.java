@@ -31,24 +31,36 @@ final class AdminQueries {
                         .append(Fields.LAST_MODIFIED, TransactionStore.notAfter(before))).getDeletedCount());
     }
 
-    /** How many transactions are in each state. */
+    /**
+     * How many transactions are in each state, as they count: a commit written after its deadline
+     * ({@link LateCommit}) counts as canceled, not as the applied or done it stores.
+     */
     Map<TransactionState, Long> counts() {
         Map<TransactionState, Long> counts = new EnumMap<>(TransactionState.class);
         for (TransactionState state : TransactionState.values()) {
             counts.put(state, retrier.call("count", null, null,
                     () -> store.collection().countDocuments(new Document(Fields.STATE, TransactionStore.in(state)))));
         }
+        for (TransactionState committed : List.of(TransactionState.APPLIED, TransactionState.DONE)) {
+            long late = retrier.call("count", null, null, () -> store.collection().countDocuments(new Document("$and",
+                    List.of(new Document(Fields.STATE, TransactionStore.in(committed)), LateCommit.filter()))));
+            counts.merge(committed, -late, Long::sum);
+            counts.merge(TransactionState.CANCELED, late, Long::sum);
+        }
         return counts;
     }
 
-    /** How long the least recently modified open transaction has waited, by the server's clock. */
+    /**
+     * How long the least recently modified open transaction has waited, by the server's clock (a
+     * commit written after its deadline is not open: it counts as canceled).
+     */
     Duration oldestOpen() {
         List<String> open = new ArrayList<>();
         for (TransactionState s : TransactionState.open()) {
             open.addAll(s.spellings());
         }
         Document oldest = retrier.call("find oldest", null, null, () -> store.collection()
-                .find(new Document(Fields.STATE, new Document("$in", open)))
+                .find(new Document(Fields.STATE, new Document("$in", open)).append("$nor", List.of(LateCommit.filter())))
                 .projection(new Document(Fields.LAST_MODIFIED, 1))
                 .sort(new Document(Fields.LAST_MODIFIED, 1)).limit(1).first());
         if (oldest == null) {

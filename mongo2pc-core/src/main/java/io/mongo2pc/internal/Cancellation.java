@@ -15,8 +15,9 @@ import java.util.Optional;
 
 /**
  * An operator's cancel of a transaction that has not reached its commit point: a queued one at
- * once, a pending one only once its owner's lease has expired (a live owner is never overtaken).
- * Thread-safe.
+ * once, a pending one only once its owner's lease has expired (a live owner is never overtaken). A
+ * commit written after its deadline ({@link LateCommit}) is canceled already: it is repaired and
+ * its entries undone. Thread-safe.
  */
 final class Cancellation {
     private static final int ATTEMPTS = 10;
@@ -44,7 +45,12 @@ final class Cancellation {
             if (doc == null) {
                 return new CancelResult(CancelResult.Kind.NOT_FOUND, id, null, "no transaction with id " + id, null, null);
             }
-            TransactionState state = TransactionStore.stateOf(doc);
+            TransactionState state = LateCommit.stateOf(doc);
+            if (LateCommit.late(doc)) {
+                // Committed after its deadline: canceled already, whatever it stores. Repaired and undone here.
+                takeOver.takeOver(doc, null, reason);
+                return new CancelResult(CancelResult.Kind.ALREADY_CANCELED, id, state, LateCommit.REASON, ReasonCode.TIMED_OUT, null);
+            }
             switch (state) {
                 case INITIAL -> {
                     if (retrier.call("cancel", id, state, () -> store.cancelQueued(id, reason, ReasonCode.CANCELED_BY_OPERATOR))) {

@@ -146,9 +146,7 @@ final class CommitInsert {
     void late(OwnedTransaction tx, Found found, TwoRoundFinish finish) {
         Document stored = c.retrier().call("read back", tx.id, TransactionState.PENDING, () -> c.store().find(tx.id));
         if (stored != null && LateCommit.late(stored)) {
-            UpdateOneModel<Document> repair = LateCommit.repair(stored);
-            c.retrier().call("repair", tx.id, TransactionState.PENDING,
-                    () -> c.store().collection().updateOne(repair.getFilter(), repair.getUpdate()));
+            c.retrier().call("repair", tx.id, TransactionState.PENDING, () -> c.store().repair(stored));
         }
         finish.undoAll(tx, false);
         if (found == Found.UNKNOWN) {

@@ -204,16 +204,14 @@ final class CommittedReader {
         }
     }
 
+    /**
+     * True if {@code transaction} (or null: no document) counts as committed: applied or done, and
+     * not a commit written after its deadline ({@link LateCommit}), which counts as canceled.
+     */
     static boolean isCommitted(Document transaction) {
         if (transaction == null) {
             return false;
         }
-        return isCommitted(transaction.get(Fields.STATE));
-    }
-
-    /** True for a stored state that is past the commit point: applied (committed) or done. */
-    static boolean isCommitted(Object state) {
-        return TransactionState.parse(state instanceof String s ? s : null)
-                .map(s -> s == TransactionState.APPLIED || s == TransactionState.DONE).orElse(false);
+        return LateCommit.counted(transaction).map(s -> s == TransactionState.APPLIED || s == TransactionState.DONE).orElse(false);
     }
 }

@@ -173,8 +173,7 @@ final class ConsistentCut {
                 add(expected, entry.get(committed ? Entries.LATER : Entries.NOW, Document.class), committed ? +1 : -1);
                 continue;
             }
-            TransactionState state = tx == null ? null : TransactionState.parse(tx.get(Fields.STATE) instanceof String s ? s : null)
-                    .orElse(null);
+            TransactionState state = tx == null ? null : LateCommit.counted(tx).orElse(null);
             if (state == TransactionState.CANCELING || state == TransactionState.CANCELED) {
                 if (!changeBy(expected, ref, tx, -1)) {
                     return false;

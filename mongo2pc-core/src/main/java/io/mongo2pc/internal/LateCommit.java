@@ -5,16 +5,21 @@ import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionState;
 import org.bson.Document;
 
+import java.util.ArrayList;
 import java.util.Date;
+import java.util.List;
+import java.util.Optional;
 
 /**
- * The lateness rule of the commit insert (docs/PROTOCOL.md, "The commit insert"): a two-round
- * transaction's document that is {@code applied} or {@code done} counts as committed only if it was
- * inserted before its deadline ({@code insertedAt < until}); one inserted at or after it counts as
- * canceled ({@link ReasonCode#TIMED_OUT}) for every reader, whatever its stored state, and anyone
- * may repair it to {@code canceled}. A document that reached {@code applied} by a compare-and-set
- * was always inserted in time (the commit requires it), and a queued one has no {@code insertedAt}:
- * the rule changes nothing for them. Stateless.
+ * The lateness rule of a two-round commit (docs/TWO-ROUND.md, "A commit written after its
+ * deadline"): a two-round transaction's document that is {@code applied} or {@code done} counts as
+ * committed only if it was inserted before its deadline ({@code insertedAt < until}); one inserted
+ * at or after it counts as canceled ({@link ReasonCode#TIMED_OUT}) for every reader, whatever its
+ * stored state, and anyone may repair it to {@code canceled}. A document that reached
+ * {@code applied} by a compare-and-set was always inserted in time (the commit requires it), and a
+ * queued one has no {@code insertedAt}: the rule changes nothing for them. Every reader of a
+ * transaction's state goes through {@link #stateOf} (or {@link #late}); queries through
+ * {@link #filter}, the same rule as a filter. Stateless.
  */
 final class LateCommit {
     static final String REASON = "committed after its deadline";
@@ -27,21 +32,50 @@ final class LateCommit {
         if (!TwoRound.follows(transaction)) {
             return false;
         }
-        Object raw = transaction.get(Fields.STATE);
-        TransactionState state = TransactionState.parse(raw instanceof String s ? s : null).orElse(null);
+        TransactionState state = stored(transaction).orElse(null);
         if (state != TransactionState.APPLIED && state != TransactionState.DONE) {
             return false;
         }
-        return inserted(transaction) && !transaction.getDate(TwoRound.INSERTED_AT).before(transaction.getDate(TwoRound.UNTIL));
+        return insertedLate(transaction);
     }
 
-    private static boolean inserted(Document transaction) {
-        return transaction.get(TwoRound.INSERTED_AT) instanceof Date && transaction.get(TwoRound.UNTIL) instanceof Date;
+    /**
+     * True if {@code transaction} was inserted at or after its deadline ({@code insertedAt >= until},
+     * both stamped), whatever its state: a {@code pending} one so inserted is canceled by whoever
+     * takes it over, an applied or done one is {@link #late}.
+     */
+    static boolean insertedLate(Document transaction) {
+        return transaction.get(TwoRound.INSERTED_AT) instanceof Date insertedAt && transaction.get(TwoRound.UNTIL) instanceof Date until
+                && !insertedAt.before(until);
+    }
+
+    /**
+     * {@link #late} as a query filter (the documents it is true of), for readers that count or list
+     * on the server: {@code protocol: 2}, applied or done, both dates present, {@code insertedAt >= until}.
+     */
+    static Document filter() {
+        List<String> committed = new ArrayList<>(TransactionState.APPLIED.spellings());
+        committed.addAll(TransactionState.DONE.spellings());
+        return new Document(TwoRound.PROTOCOL, TwoRound.RULES)
+                .append(Fields.STATE, new Document("$in", committed))
+                .append(TwoRound.INSERTED_AT, new Document("$type", "date"))
+                .append(TwoRound.UNTIL, new Document("$type", "date"))
+                .append("$expr", new Document("$gte", List.of("$" + TwoRound.INSERTED_AT, "$" + TwoRound.UNTIL)));
     }
 
     /** The state {@code transaction} counts as: its stored state, or canceled if it is {@link #late}. */
     static TransactionState stateOf(Document transaction) {
         return late(transaction) ? TransactionState.CANCELED : TransactionStore.stateOf(transaction);
+    }
+
+    /** {@link #stateOf}, empty for a state mongo2pc does not know (instead of refusing it). */
+    static Optional<TransactionState> counted(Document transaction) {
+        return late(transaction) ? Optional.of(TransactionState.CANCELED) : stored(transaction);
+    }
+
+    private static Optional<TransactionState> stored(Document transaction) {
+        Object raw = transaction.get(Fields.STATE);
+        return TransactionState.parse(raw instanceof String s ? s : null);
     }
 
     /**

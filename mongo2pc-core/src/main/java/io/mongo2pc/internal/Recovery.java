@@ -46,7 +46,8 @@ final class Recovery {
     /**
      * One pass over open transactions not modified for {@code olderThan} (judged by the server's
      * clock): each is taken over (epoch + 1) and driven to its end: {@code pending} and
-     * {@code applied} roll forward, {@code canceling} finishes its undo. A transaction is never
+     * {@code applied} roll forward, {@code canceling} finishes its undo; a commit written after its
+     * deadline ({@link LateCommit}) is repaired to canceled and undone instead. A transaction is never
      * taken over before its owner's own lease has run out, whatever {@code olderThan} says: that is
      * what fences a paused owner (see {@link Participants}); such a one is reported as not stale.
      */

@@ -23,7 +23,8 @@ import java.util.function.Supplier;
 /**
  * Meeting a marker of a two-round transaction (docs/TWO-ROUND.md, "Meeting a marker"): whoever
  * finds another transaction's marker with its entry on a participant reads that transaction's
- * document and acts by it. Committed (same nonce): roll forward (the release). Canceled: undo.
+ * document and acts by it. Committed (same nonce): roll forward (the release). Canceled: undo; a
+ * commit written after its deadline counts as canceled ({@link LateCommit}): repaired, then undone.
  * Pending, canceling: nothing (recovery takes it over once its lease ran out). No document, or one
  * with another nonce: once the server's clock is past the entry's deadline plus the clock skew
  * allowed, no prepare of it can take effect any more: a tombstone (a canceled document, inserted
@@ -125,12 +126,18 @@ final class Resolver {
             }
         }
         if (tx != null && nonce.equals(tx.get(TwoRound.NONCE))) {
-            TransactionState state = TransactionStore.stateOf(tx);
+            TransactionState state = LateCommit.stateOf(tx);
             if (state == TransactionState.APPLIED || state == TransactionState.DONE) {
                 return release.get();
             }
             if (state != TransactionState.CANCELED) {
                 return false; // pending, canceling: its owner (or whoever takes it over) finishes it
+            }
+            if (LateCommit.late(tx)) {
+                // Committed after its deadline: canceled for everyone (some entries may be undone
+                // already behind a tombstone pruned since). Repaired (matching nothing if someone
+                // else did first), then undone as any canceled transaction's.
+                store.repair(tx);
             }
         }
         // Canceled, or the id is another transaction's: no prepare of this one can come back.

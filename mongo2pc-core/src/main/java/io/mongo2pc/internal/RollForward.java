@@ -75,7 +75,8 @@ final class RollForward {
         try {
             List<OwnedTransaction> committed = new ArrayList<>();
             for (Document doc : store.findAll(ids)) {
-                if (TwoRound.follows(doc) && TransactionStore.stateOf(doc) == TransactionState.APPLIED
+                // Counted by the lateness rule: a commit written after its deadline is canceled, never rolled forward.
+                if (TwoRound.follows(doc) && LateCommit.stateOf(doc) == TransactionState.APPLIED
                         && doc.get(TwoRound.NONCE) instanceof String nonce) {
                     OwnedTransaction tx = new OwnedTransaction(doc.get(Fields.ID), TransactionStore.epochOf(doc),
                             operationsOf.apply(doc), TransactionState.APPLIED, null);

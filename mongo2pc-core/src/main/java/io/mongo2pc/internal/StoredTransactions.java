@@ -2,7 +2,6 @@ package io.mongo2pc.internal;
 
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
-import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
 import org.bson.Document;
 
@@ -23,13 +22,15 @@ final class StoredTransactions {
         } catch (RuntimeException e) {
             ops = List.of();
         }
-        Object state = doc.get(Fields.STATE);
         Long leaseMs = TransactionStore.leaseOf(doc);
         Date modified = doc.get(Fields.LAST_MODIFIED) instanceof Date d ? d : null;
-        return new TransactionView(doc.get(Fields.ID), TransactionState.parse(state instanceof String s ? s : null).orElse(null),
+        // By the lateness rule: a commit written after its deadline shows as canceled, TIMED_OUT.
+        boolean late = LateCommit.late(doc);
+        return new TransactionView(doc.get(Fields.ID), LateCommit.counted(doc).orElse(null),
                 text(doc, Fields.APPLICATION), text(doc, Fields.OWNER), TransactionStore.epochOf(doc),
                 leaseMs == null ? null : Duration.ofMillis(leaseMs), modified == null ? null : modified.toInstant(), ops,
-                text(doc, Fields.REASON), ReasonCode.parse(doc.get(Fields.CODE)).orElse(null), doc);
+                late ? LateCommit.REASON : text(doc, Fields.REASON),
+                late ? ReasonCode.TIMED_OUT : ReasonCode.parse(doc.get(Fields.CODE)).orElse(null), doc, late);
     }
 
     private static String text(Document doc, String field) {

@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
+import static io.mongo2pc.TransactionState.CANCELED;
 import static io.mongo2pc.TransactionState.PENDING;
 
 /**
@@ -63,6 +64,9 @@ final class TakeOverAndDrive implements TakeOver {
         } catch (RuntimeException e) {
             throw new UnreadableTransactionException("transaction " + id + " cannot be taken over: " + e.getMessage(), id, e);
         }
+        if (LateCommit.late(seen)) {
+            return Optional.of(cancelLate(seen, ops));
+        }
         Document taken = takeOverOnce(seen, staleBefore, id);
         if (taken == null) {
             settings.metrics().conflict();
@@ -94,6 +98,25 @@ final class TakeOverAndDrive implements TakeOver {
             log.info("lost transaction {} to another process during recovery: {}", id, e.getMessage());
             return Optional.empty();
         }
+    }
+
+    /**
+     * A commit written after its deadline ({@link LateCommit}): canceled for everyone already, so it
+     * is never taken over, released or moved to done. Its document is repaired to canceled (a
+     * repair that matches nothing was made by another process), then every entry is undone by the
+     * nonce, without a deadline: its owner wrote the commit only once every prepare was answered,
+     * so none can still land. The undo matches only entries still there (a resolver may have undone
+     * some already), and a crash in between leaves them to the sweep.
+     */
+    private TransactionOutcome cancelLate(Document seen, List<Operation> ops) {
+        Object id = seen.get(Fields.ID);
+        retrier.call("repair", id, CANCELED, () -> store.repair(seen));
+        OwnedTransaction tx = new OwnedTransaction(id, TransactionStore.epochOf(seen), ops, CANCELED, LateCommit.REASON);
+        tx.nonce = seen.getString(TwoRound.NONCE);
+        tx.code = ReasonCode.TIMED_OUT;
+        twoRound.finish().undoAll(tx, false);
+        settings.metrics().recovered(CANCELED);
+        return new TransactionOutcome(id, CANCELED, tx.reason, tx.code);
     }
 
     /** The takeover's compare-and-set; the document after it, or null if another process won. */

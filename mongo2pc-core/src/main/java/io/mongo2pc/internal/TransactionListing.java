@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -49,9 +50,7 @@ public final class TransactionListing {
         Instant now = serverTime.get();
         List<Bson> filters = new ArrayList<>();
         if (!query.states().isEmpty()) {
-            List<String> spellings = new ArrayList<>();
-            query.states().forEach(s -> spellings.addAll(s.spellings()));
-            filters.add(new Document(Fields.STATE, new Document("$in", spellings)));
+            filters.add(states(query.states()));
         }
         if (query.owner() != null) {
             filters.add(new Document(Fields.OWNER, query.owner()));
@@ -97,11 +96,26 @@ public final class TransactionListing {
         return new TransactionPage(views, more, more ? next(cursor, page).encode() : null, now);
     }
 
+    /**
+     * The transactions in one of {@code states} as they count ({@link LateCommit}): a commit written
+     * after its deadline is listed as canceled, not as the applied or done it stores.
+     */
+    private static Bson states(Set<TransactionState> states) {
+        List<String> spellings = new ArrayList<>();
+        states.forEach(s -> spellings.addAll(s.spellings()));
+        Document stored = new Document(Fields.STATE, new Document("$in", spellings));
+        if (states.contains(TransactionState.APPLIED) || states.contains(TransactionState.DONE)) {
+            stored.append("$nor", List.of(LateCommit.filter()));
+        }
+        return states.contains(TransactionState.CANCELED) ? new Document("$or", List.of(stored, LateCommit.filter())) : stored;
+    }
+
     /** The open transaction changed least recently (never stamped ones first), if any. */
     public Optional<TransactionView> oldestOpen() {
         List<String> open = new ArrayList<>();
         TransactionState.open().forEach(s -> open.addAll(s.spellings()));
-        Document oldest = transactions.find(new Document(Fields.STATE, new Document("$in", open)))
+        Document oldest = transactions.find(new Document(Fields.STATE, new Document("$in", open))
+                        .append("$nor", List.of(LateCommit.filter())))
                 .projection(Projections.exclude("__none")).sort(OLDEST_FIRST).limit(1).first();
         return Optional.ofNullable(oldest).map(doc -> StoredTransactions.view(doc, operationsOf));
     }

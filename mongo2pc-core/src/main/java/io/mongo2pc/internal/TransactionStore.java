@@ -181,6 +181,16 @@ final class TransactionStore {
                 new FindOneAndUpdateOptions().returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
     }
 
+    /**
+     * Repairs {@code late}, a document {@link LateCommit#late} as read, to the canceled state it
+     * counts as ({@link LateCommit#repair}: one write, not a state change). False if it matched
+     * nothing: repaired by another process meanwhile (or removed).
+     */
+    boolean repair(Document late) {
+        UpdateOneModel<Document> repair = LateCommit.repair(late);
+        return transactions.updateOne(repair.getFilter(), repair.getUpdate()).getMatchedCount() == 1;
+    }
+
     /** Cancels a queued transaction nobody has claimed. True if this call canceled it. */
     boolean cancelQueued(Object id, String reason, ReasonCode code) {
         return transition(Transition.INITIAL_TO_CANCELED, TransactionState.INITIAL, new Document(Fields.ID, id),

@@ -376,7 +376,7 @@ final class TwoRound {
             if (tx.state == PENDING) {
                 Date insertedAt = taken.getDate(INSERTED_AT);
                 Date until = taken.getDate(UNTIL);
-                boolean late = insertedAt != null && until != null && !insertedAt.before(until);
+                boolean late = LateCommit.insertedLate(taken);
                 // A document round 1 inserted (not a queued one a worker claimed) may be a late copy of
                 // that insert, landing after its transaction ended and was pruned. Its owner's prepares
                 // are then gone (released or undone), and no copy of one can still land (the owner went

@@ -139,7 +139,7 @@ final class WritesInDoubt {
                         .append(Fields.LOCK_TX, id).append(Fields.LOCK_NONCE, new Document("$exists", false)).append(Fields.LOCK + ".kind", "insert")).getDeletedCount();
                 if (deleted > 0) {
                     log.info("deleted {}, left by a late copy of the insert of transaction {} ({})", insert.document(), id,
-                            TransactionStore.stateOf(tx).stored());
+                            LateCommit.stateOf(tx).stored());
                 }
                 removed += (int) deleted;
             }

@@ -19,6 +19,7 @@ import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.testkit.Invariants;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -98,6 +99,7 @@ public class CrashPointSweepTest {
 
     @Test
     void transfer_crashAtEveryPoint_thenCrashAgainDuringRecovery_recoveredByAThirdInstance() {
+        Assumptions.assumeTrue(crashesTwice(), "the second crash is swept on these rules by another sweep");
         int combinations = 0;
         for (Scenario scenario : Scenario.values()) {
             for (CrashPoint first : pointsReached(scenario)) {
@@ -139,6 +141,11 @@ public class CrashPointSweepTest {
                 assertAtomic(db, scenario, "ack lost at " + point, outcome.id());
             }
         }
+    }
+
+    /** True if the sweep also crashes a second time during recovery (a subclass whose rules another sweep covers so may skip it). */
+    protected boolean crashesTwice() {
+        return true;
     }
 
     // ---- the scenarios ----------------------------------------------------------------------
@@ -248,7 +255,7 @@ public class CrashPointSweepTest {
     }
 
     /** Every crash point a clean run of the scenario reaches, in order. */
-    private List<CrashPoint> pointsReached(Scenario scenario) {
+    protected List<CrashPoint> pointsReached(Scenario scenario) {
         String db = freshDatabase();
         Set<CrashPoint> points = new LinkedHashSet<>();
         TransactionOutcome outcome = start(db, scenario, manager(db, "probe", mongo.client(), (p, id) -> points.add(p)));
