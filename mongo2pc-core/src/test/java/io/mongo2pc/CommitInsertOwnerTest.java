@@ -267,6 +267,38 @@ class CommitInsertOwnerTest {
     }
 
     @Test
+    void lateCommitInsert_metByAReaderAndATransferBeforeItsOwnerRepairsIt_isNeverRolledForward() throws Exception {
+        accounts(100, 0);
+        Pause beforeInsert = new Pause(CrashPoint.before(CrashPoint.Step.COMMIT, -1));
+        Pause afterInsert = new Pause(CrashPoint.after(CrashPoint.Step.COMMIT, -1));
+        CrashHook both = (point, id) -> {
+            beforeInsert.reached(point, id);
+            afterInsert.reached(point, id);
+        };
+        CompletableFuture<TransactionOutcome> running = runPaused(manager(mongo.client(), both), beforeInsert);
+        waitPast(holdUntil());
+        beforeInsert.resume.countDown();
+        assertThat(afterInsert.paused.await(20, TimeUnit.SECONDS)).as("the late insert landed").isTrue();
+        Object id = beforeInsert.id.get();
+        assertThat(transaction(id).getDate("insertedAt")).isAfterOrEqualTo(transaction(id).getDate("until"));
+
+        // Other processes meet the late document's entries before its owner goes on: a reader, and a
+        // transfer out of B (whose prepare resolves the entry it finds there).
+        TransactionManager other = manager(mongo.newClient(), CrashHook.NONE);
+        long readB = other.readCommitted(b).orElseThrow().getLong("balance");
+        TransactionOutcome outOfB = other.run(List.of(
+                Operation.increment(b, "balance", -10L, new Document("balance", new Document("$gte", 10L))),
+                Operation.increment(a, "balance", 10L, null)));
+        afterInsert.resume.countDown();
+        TransactionOutcome outcome = running.get(30, TimeUnit.SECONDS);
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outOfB.state()).as("B never had the late transfer's 30").isEqualTo(TransactionState.CANCELED);
+        assertThat(balances()).containsExactly(100L, 0L);
+        assertThat(readB).as("a late commit insert counts as canceled for readers").isZero();
+    }
+
+    @Test
     void roundOneSlowerThanTheDeadline_preparesExpired_ownerEndsTheTransactionInsteadOfLeaseLost() throws Exception {
         accounts(100, 0);
         TransactionOutcome outcome;
