@@ -14,7 +14,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -40,12 +39,13 @@ class TwoRoundLateCopyTest {
     private static final Duration LEASE = Duration.ofSeconds(1);
     private static final Duration SKEW = Duration.ofMillis(100);
 
+    private TwoAccounts two;
     private MongoCollection<Document> accounts;
     private DocumentRef a;
     private DocumentRef b;
 
     private void accounts(long balanceA, long balanceB) {
-        TwoAccounts two = TwoAccounts.create(mongo, balanceA, balanceB);
+        two = TwoAccounts.create(mongo, balanceA, balanceB);
         accounts = two.collection();
         a = two.a();
         b = two.b();
@@ -67,13 +67,7 @@ class TwoRoundLateCopyTest {
     }
 
     private List<Long> balances() {
-        List<Long> balances = new ArrayList<>();
-        for (Document doc : accounts.find().sort(new Document("_id", 1))) {
-            balances.add(doc.getLong("balance"));
-            assertThat(doc.getList("pendingTransactions", Object.class)).as("markers on " + doc.get("_id")).isEmpty();
-            assertThat(doc.keySet()).as("entries on " + doc.get("_id")).noneMatch(k -> k.startsWith("_m2pc_"));
-        }
-        return balances;
+        return two.settledBalances();
     }
 
     private Document transaction(Object id) {
