@@ -210,6 +210,16 @@ final class Exclusive {
     }
 
     /**
+     * The release of {@code txId}'s lock with {@code nonce} on document {@code docId} as it is stored
+     * (its kind says what the release does): DONE also when no such lock is there (released before,
+     * by anyone).
+     */
+    static Participants.Result releaseLocked(MongoCollection<Document> coll, Object docId, Object txId, String nonce) {
+        Document doc = coll.find(locked(docId, txId, nonce)).projection(Projections.exclude("__none")).first();
+        return doc == null ? Participants.Result.DONE : release(coll, docId, txId, doc.get(Fields.LOCK, Document.class));
+    }
+
+    /**
      * The undo of {@code txId}'s lock with {@code nonce}: an insert is deleted, an update restored
      * from its before-image if its change ran (else unlocked), a delete unlocked. With
      * {@code deadline} (the owner's, while canceling) fenced; without (a resolver, once nothing can

@@ -28,7 +28,8 @@ import java.util.function.Function;
  * live owner's finisher usually ends its own transaction before this looks at it, reads the
  * transactions in one request and, for each still {@code applied} under the two-round rules,
  * releases every entry (the release needs no deadline and matches only while its entry is there:
- * anyone may send it) in one request per collection, then moves it to {@code done} by a
+ * anyone may send it) in one request per collection and every lock of its inserts, updates and
+ * deletes one by one, then moves it to {@code done} by a
  * compare-and-set on state, epoch and nonce (a takeover since, or its owner, wins instead; the
  * owner reads it back as its own move). So a committed transaction whose owner died leaves no
  * marker on what is read for longer than this linger, not for its whole lease. Thread-safe.
@@ -112,7 +113,10 @@ final class RollForward {
                 log.info("could not roll forward in {}: {}", key, e.toString());
             }
         });
-        // Every entry of these is released (a release matches only while its entry is there): done.
+        // Inserts, updates and deletes: each lock released on its own (by the lock with the nonce, no
+        // deadline); a transaction whose lock is still there (or whose release failed) is not done.
+        releasing.removeIf(tx -> !locksReleased(tx));
+        // Every entry and lock of these is released (a release matches only while it is there): done.
         List<UpdateOneModel<Document>> moves = new ArrayList<>();
         for (OwnedTransaction tx : releasing) {
             if (reached(CrashPoint.after(Step.RESOLVE, -1), tx)) {
@@ -122,6 +126,26 @@ final class RollForward {
         }
         if (!moves.isEmpty()) {
             store.collection().bulkWrite(moves, new BulkWriteOptions().ordered(false));
+        }
+    }
+
+    /**
+     * Releases the lock of each insert, update and delete of {@code tx}; false if one is still there
+     * or a request failed. Without this, done would leave a lock naming a document that prune may
+     * delete, and the sweep would then undo a committed change behind a tombstone.
+     */
+    private boolean locksReleased(OwnedTransaction tx) {
+        try {
+            for (Operation op : tx.ops) {
+                if (op.exclusive() && Exclusive.releaseLocked(targets.collection(op.document()), op.document().id(), tx.id, tx.nonce)
+                        .kind() != Participants.Kind.DONE) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (RuntimeException e) {
+            log.info("could not release the locks of transaction {}: {}", tx.id, e.toString());
+            return false;
         }
     }
 

@@ -3,7 +3,6 @@ package io.mongo2pc.internal;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
@@ -130,10 +129,7 @@ final class TwoRoundFinish {
         var coll = c.targets().collection(ref);
         hook(CrashPoint.before(Step.RELEASE, i), tx.id);
         c.retrier().call("release", tx.id, tx.state, () -> {
-            Document doc = coll.find(Exclusive.locked(ref.id(), tx.id, tx.nonce)).projection(Projections.exclude("__none")).first();
-            if (doc != null) {
-                Exclusive.release(coll, ref.id(), tx.id, doc.get(Fields.LOCK, Document.class));
-            }
+            Exclusive.releaseLocked(coll, ref.id(), tx.id, tx.nonce);
             // Inside the retried step: a lost acknowledgement sends the release again, which finds the lock gone.
             hook(CrashPoint.after(Step.RELEASE, i), tx.id);
             return null;
