@@ -13,7 +13,7 @@ import static java.util.Map.entry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Exhaustive model check of the design in docs/COMMIT-INSERT.md (not the library's behaviour yet):
+ * Exhaustive model check of the design in docs/COMMIT-INSERT.md (the library's default commit):
  * round 1 is the prepares alone, and the commit point is the transaction document's first write,
  * inserted {@code applied}, which counts only if it ran before the round's deadline. The model is
  * {@link TwoRoundModel} with {@code commitInsert} and with {@code prune} deleting any finished
