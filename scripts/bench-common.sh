@@ -42,10 +42,7 @@ run_bench() {
   mode=${item%%:*}
   finish=inline
   [ "$item" != "$mode" ] && finish=${item#*:}
-  # The library's runs follow the tutorial's rules unless the client's arguments choose (--rules 2, --two-round).
-  if [ "$mode" = library ] && [[ " $* " != *" --two-round "* && " $* " != *" --rules "* ]]; then
-    set -- --rules 1 "$@"
-  fi
+  # The library's runs follow its defaults (the two-round commit) unless the client's arguments choose (--rules 1).
   java -jar "$jar" --uri "$URI" --db "bench_${RUN}_${mode}" bench --mode "$mode" --threads "$threads" --finish "$finish" \
     --accounts "${ACCOUNTS:-1000}" --duration "${seconds}s" --warmup "${CLIENT_WARMUP:-30}s" --json \
     ${PLOT:+--plot "bench-$mode-$finish-$threads.png"} "$@" 2>/dev/null | sed "s/^{/{${prefix}\"finish\":\"$finish\",/"

@@ -4,8 +4,9 @@
 # while other work shares the machine: how much work a transfer costs.
 # Usage: scripts/bench-cpu.sh            (build first: mvn -q -DskipTests package)
 # CLIENTS (default "new=mongo2pc-cli/target/mongo2pc.jar") as in bench-latency.sh; ROUNDS (default
-# 3) repeats them alternating; each run is `bench --mode library --threads 16 --transfers
-# TRANSFERS` (default 20000) with --finish inline and then background. Prints one JSON line per run:
+# 3) repeats them alternating; each run is `bench --threads 16 --transfers TRANSFERS` (default
+# 20000) in each mode of MODES (default "library library:background": --finish inline, then
+# background; "tutorial" and "raw" run with the first client only). Prints one JSON line per run:
 # the server's CPU time per transfer over the run (/proc/PID/stat), and the client JVM's, which
 # includes its start and JIT compilation (the same for every client). The server is warmed up first.
 set -euo pipefail
@@ -24,12 +25,21 @@ for round in $(seq "${ROUNDS:-3}"); do
   for client in $CLIENTS; do
     label=${client%%=*}
     IFS=, read -r -a spec <<< "${client#*=}"
-    for finish in inline background; do
+    for item in ${MODES:-library library:background}; do
+      mode=${item%%:*}
+      finish=inline
+      extra=()
+      if [ "$mode" = library ]; then
+        [ "$item" = library:background ] && finish=background
+        extra=(--finish "$finish" "${spec[@]:1}")
+      elif [ "$client" != "${CLIENTS%% *}" ]; then
+        continue # raw and tutorial: the first client only
+      fi
       RUN=$((RUN + 1))
-      echo "round $round: client $label, --finish $finish" >&2
+      echo "round $round: client $label, $mode, --finish $finish" >&2
       before=$(ticks "$SERVER")
-      java -jar "${spec[0]}" --uri "$URI" --db "cpu_${RUN}" bench --mode library --finish "$finish" --threads 16 \
-        --accounts "${ACCOUNTS:-1000}" --transfers "${TRANSFERS:-20000}" --json "${spec[@]:1}" > "$out" 2>/dev/null &
+      java -jar "${spec[0]}" --uri "$URI" --db "cpu_${RUN}" bench --mode "$mode" --threads 16 \
+        --accounts "${ACCOUNTS:-1000}" --transfers "${TRANSFERS:-20000}" --json "${extra[@]}" > "$out" 2>/dev/null &
       pid=$!
       client_ticks=0
       while kill -0 "$pid" 2>/dev/null; do
@@ -38,13 +48,13 @@ for round in $(seq "${ROUNDS:-3}"); do
       done
       wait "$pid"
       after=$(ticks "$SERVER")
-      python3 - "$label" "$finish" "$before" "$after" "$client_ticks" "$hz" "$out" <<'PY'
+      python3 - "$label" "$mode" "$finish" "$before" "$after" "$client_ticks" "$hz" "$out" <<'PY'
 import json, sys
-label, finish, before, after, client, hz, out = sys.argv[1:]
+label, mode, finish, before, after, client, hz, out = sys.argv[1:]
 run = json.load(open(out))
 n = run["committed"] + run["canceled"]
 us = lambda ticks: round(int(ticks) / int(hz) * 1e6 / n)
-print(json.dumps({"client": label, "finish": finish, "tps": run["tps"], "serverUsPerTransfer": us(int(after) - int(before)),
+print(json.dumps({"client": label, "mode": mode, "finish": finish, "tps": run["tps"], "serverUsPerTransfer": us(int(after) - int(before)),
                   "clientUsPerTransfer": us(client)}))
 PY
     done

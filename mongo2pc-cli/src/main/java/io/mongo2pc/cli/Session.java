@@ -104,20 +104,23 @@ public final class Session implements AutoCloseable {
 
     /** Another manager on the same connection and database that finishes committed transactions in the background. */
     TransactionManager newBackgroundManager() {
-        return newBenchManager(true, null, null);
+        return newBenchManager(true, null, null, true);
     }
 
     /**
      * Another manager on the same connection and database, finishing in the background or not,
      * with {@code combinedRequestsInFlight} (null: the library's default), by the two-round commit
-     * or the tutorial's rules ({@code twoRoundCommit}; null: the library's default).
+     * or the tutorial's rules ({@code twoRoundCommit}; null: the library's default), committing by
+     * the transaction document's insert or not ({@code commitInsert}).
      */
-    public TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, Boolean twoRoundCommit) {
+    public TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, Boolean twoRoundCommit,
+                                              boolean commitInsert) {
         TransactionManagerBuilder builder = newBuilder(connection, database, manager.settings().application(),
                 manager.settings().lease()).finishInBackground(finishInBackground);
         if (twoRoundCommit != null) {
             builder.twoRoundCommit(twoRoundCommit);
         }
+        builder.commitInsert(commitInsert);
         if (combinedRequestsInFlight != null) {
             builder.combinedRequestsInFlight(combinedRequestsInFlight);
         }

@@ -30,7 +30,7 @@ class BenchCommandTest {
             assertThat(r.exitCode()).as(r.toString()).isZero();
             // the contract's keys, in order, then the ones added since
             assertThat(r.keys()).containsExactly("mode", "threads", "committed", "canceled", "seconds", "tps", "p50Ms", "p99Ms", "anomaly",
-                    "rttMs", "p50RoundTrips", "twoRound");
+                    "rttMs", "p50RoundTrips", "twoRound", "commitInsert");
             assertThat(r.json().get("mode").asText()).isEqualTo(mode);
             assertThat(r.json().get("committed").asLong() + r.json().get("canceled").asLong()).isEqualTo(200);
             assertThat(r.json().get("anomaly").asDouble()).isZero();
@@ -106,6 +106,29 @@ class BenchCommandTest {
                 .run("bench", "--rules", "1", "--two-round", "--transfers", "10", "--json");
         assertThat(both.exitCode()).as(both.toString()).isEqualTo(2);
         assertThat(both.json().get("error").asText()).contains("contradict");
+    }
+
+    @Test
+    void bench_noCommitInsert_runsTheTwoRoundCommitWithThePendingInsert_andIsRefusedWithTheTutorialsRules() {
+        String db = mongo.database() + "_no_commit_insert";
+        CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", db)
+                .run("bench", "--no-commit-insert", "--accounts", "10", "--threads", "2", "--transfers", "50", "--json");
+
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.json().get("twoRound").asBoolean()).isTrue();
+        assertThat(r.json().get("commitInsert").asBoolean()).isFalse();
+        assertThat(r.json().get("anomaly").asDouble()).isZero();
+        mongo.invariants().expectTotal(db, 10_000L);
+
+        CliRunner.Result byDefault = new CliRunner("--uri", mongo.uri(), "--db", db + "_d")
+                .run("bench", "--accounts", "10", "--threads", "2", "--transfers", "20", "--json");
+        assertThat(byDefault.json().get("commitInsert").asBoolean()).as(byDefault.toString()).isTrue();
+
+        CliRunner.Result rules1 = new CliRunner("--uri", mongo.uri(), "--db", db + "_r1")
+                .run("bench", "--no-commit-insert", "--rules", "1", "--transfers", "10", "--json");
+        assertThat(rules1.exitCode()).as(rules1.toString()).isEqualTo(2);
+        assertThat(rules1.json().get("error").asText()).contains("--no-commit-insert applies to the two-round commit only");
+        assertThat(mongo.client().getDatabase(db + "_r1").getCollection("accounts").countDocuments()).isZero();
     }
 
     @Test

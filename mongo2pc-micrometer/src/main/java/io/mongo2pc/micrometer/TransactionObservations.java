@@ -61,7 +61,7 @@ public final class TransactionObservations implements CrashHook, AutoCloseable {
     private final Map<Object, Traced> open = new ConcurrentHashMap<>();
     /**
      * Ids that ended here lately: running an id again (a caller's retry) writes nothing new and
-     * returns the first outcome, so its insert point must not start a second observation.
+     * returns the first outcome, so its insert or commit point must not start a second observation.
      */
     private final Set<Object> recentlyEnded = Collections.newSetFromMap(Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, false) {
@@ -132,6 +132,11 @@ public final class TransactionObservations implements CrashHook, AutoCloseable {
             case CLAIM -> start(id);
             case TAKEOVER -> start(id).observation.event(TAKEOVER);
             case COMMIT -> {
+                // The first write of a two-round transaction committed by its document's insert; a
+                // caller's retry of an id that ended here meets that document and commits nothing.
+                if (recentlyEnded.contains(id) && !open.containsKey(id)) {
+                    return;
+                }
                 Traced t = start(id);
                 t.state = TransactionState.APPLIED;
                 t.observation.event(COMMIT_POINT);

@@ -68,6 +68,9 @@ class TransactionObservationsTest {
         bank.createAccount("A", 100L);
         bank.createAccount("B", 0L);
         bank.transfer("t-1", "A", "B", 10L);
+        // Its observation ended at done before the retry: the retry's commit insert meets t-1's document.
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();
+        assertThat(observations.following()).isZero();
 
         bank.transfer("t-1", "A", "B", 10L); // a caller's retry: the same transaction, nothing written again
         assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();

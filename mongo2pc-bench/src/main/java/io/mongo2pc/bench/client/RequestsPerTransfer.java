@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <pre>
  * CP="mongo2pc-bench/target/mongo2pc-bench-0.1.0-SNAPSHOT.jar:$(cat mongo2pc-bench/target/classpath.txt)"
- * java -cp "$CP" io.mongo2pc.bench.client.RequestsPerTransfer URI TWO_ROUND(true|false) THREADS N [BACKGROUND [SERVER_PID]]
+ * java -cp "$CP" io.mongo2pc.bench.client.RequestsPerTransfer URI TWO_ROUND(true|false) THREADS N [BACKGROUND [SERVER_PID [COMMIT_INSERT]]]
  * </pre>
  */
 public final class RequestsPerTransfer {
@@ -50,7 +50,8 @@ public final class RequestsPerTransfer {
         int threads = Integer.parseInt(args[2]);
         int n = Integer.parseInt(args[3]);
         boolean background = args.length > 4 && Boolean.parseBoolean(args[4]);
-        String serverPid = args.length > 5 ? args[5] : null;
+        String serverPid = args.length > 5 && !args[5].equals("-") ? args[5] : null;
+        boolean commitInsert = args.length <= 6 || Boolean.parseBoolean(args[6]);
         Map<String, LongAdder> requests = new ConcurrentHashMap<>();
         Map<String, LongAdder> writes = new ConcurrentHashMap<>();
         AtomicBoolean counting = new AtomicBoolean();
@@ -77,7 +78,7 @@ public final class RequestsPerTransfer {
                 .applyConnectionString(new ConnectionString(uri)).addCommandListener(listener).build());
              TransactionManager manager = Bank.configure(TransactionManager.builder()
                      .database("requests_" + System.currentTimeMillis()).target("default", client))
-                     .twoRoundCommit(twoRound).finishInBackground(background).build()) {
+                     .twoRoundCommit(twoRound).commitInsert(commitInsert).finishInBackground(background).build()) {
             Bank bank = new Bank(manager);
             List<Document> accounts = new ArrayList<>();
             for (int i = 0; i < ACCOUNTS; i++) {

@@ -83,12 +83,16 @@ public final class BenchCommand extends BaseCommand {
     Integer combinedRequests;
 
     @Option(names = "--rules", paramLabel = "1|2", description = {"library mode: 2, transfers by the two-round commit (the library's",
-            "default: the transaction document and both prepares at once, then the commit; credits after the commit point),",
+            "default: both prepares at once, then the commit as the transaction document's insert; credits after the commit point),",
             "or 1, the tutorial's rules (TransactionManagerBuilder.twoRoundCommit(false): debit, credit, commit) (default: 2)"})
     Integer rules;
 
     @Option(names = "--two-round", description = "library mode: the same as --rules 2")
     boolean twoRoundFlag;
+
+    @Option(names = "--no-commit-insert", description = {"library mode, two-round commit: insert the transaction document pending beside the",
+            "prepares and commit it by a compare-and-set (TransactionManagerBuilder.commitInsert(false))"})
+    boolean noCommitInsert;
 
     /** True if the run's transfers follow the two-round commit (set by {@link #run} from --rules and --two-round). */
     private boolean twoRound;
@@ -104,7 +108,7 @@ public final class BenchCommand extends BaseCommand {
     Path plot;
 
     @Option(names = "--json", description = {"print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\",",
-            "\"rttMs\",\"p50RoundTrips\",\"twoRound\"}: rttMs is the median round trip of a ping right after the run, p50RoundTrips p50Ms in those"})
+            "\"rttMs\",\"p50RoundTrips\",\"twoRound\",\"commitInsert\"}: rttMs is the median round trip of a ping right after the run, p50RoundTrips p50Ms in those"})
     boolean json;
 
     @Override
@@ -136,6 +140,9 @@ public final class BenchCommand extends BaseCommand {
             throw CliException.badInput("--two-round and --rules 1 contradict each other: give one");
         }
         twoRound = mode == Mode.library && (rules == null || rules == 2);
+        if (noCommitInsert && !twoRound) {
+            throw CliException.badInput("--no-commit-insert applies to the two-round commit only (--mode library, --rules 2)");
+        }
         if (combinedRequests != null && mode != Mode.library) {
             throw CliException.badInput("--combined-requests applies to --mode library only");
         }
@@ -160,7 +167,7 @@ public final class BenchCommand extends BaseCommand {
         }
         try (Session session = open();
              TransactionManager own = mode == Mode.library
-                     ? session.newBenchManager(finish == Finish.background, combinedRequests, twoRound) : null) {
+                     ? session.newBenchManager(finish == Finish.background, combinedRequests, twoRound, !noCommitInsert) : null) {
             Bank bank = own == null ? session.bank() : new Bank(own);
             MongoCollection<Document> accountsColl = bank.accounts();
             if (accountsColl.countDocuments() > 0) {
@@ -295,6 +302,7 @@ public final class BenchCommand extends BaseCommand {
                 node.put("rttMs", round(rttMs));
                 node.put("p50RoundTrips", round(RoundTrip.in(p50, rttMs)));
                 node.put("twoRound", twoRound);
+                node.put("commitInsert", twoRound && !noCommitInsert);
                 printJson(node);
             } else {
                 say(String.format("%s: %d threads, %d accounts: %d committed, %d canceled in %.1fs = %.0f tps;"
