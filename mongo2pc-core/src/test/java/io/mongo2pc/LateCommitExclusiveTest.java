@@ -1,6 +1,5 @@
 package io.mongo2pc;
 
-import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testing.LateCommits;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -10,7 +9,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
-import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,14 +28,10 @@ class LateCommitExclusiveTest {
         String db = mongo.database();
         TwoAccounts two = TwoAccounts.create(mongo, 100, 0);
         mongo.invariants().expectTotal(db, 100L);
-        MongoCollection<Document> orders = mongo.client().getDatabase(db).getCollection("orders");
-        orders.insertOne(new Document("_id", "o1").append("state", "UnPaid").append("total", 10L));
-        DocumentRef order = DocumentRef.of(db, "orders", "o1");
-        List<Operation> pay = List.of(
-                Operation.update(order, new Document("$set", new Document("state", "Paid")), new Document("state", "UnPaid")),
-                Operation.increment(two.a(), "balance", -10L, new Document("balance", new Document("$gte", 10L))));
-        LateCommits.crashAtTheCommit(mongo.client(), db, "p-1", pay, Duration.ofMinutes(1), commitInsert);
-        assertThat(orders.find(new Document("_id", "o1")).first().getString("state")).as("the change, in since round 1b")
+        Payment pay = Payment.create(mongo, two.a());
+        DocumentRef order = pay.order();
+        LateCommits.crashAtTheCommit(mongo.client(), db, "p-1", pay.ops(), Duration.ofMinutes(1), commitInsert);
+        assertThat(pay.stored().getString("state")).as("the change, in since round 1b")
                 .isEqualTo("Paid");
         LateCommits.rewriteLate(mongo.client(), db, "p-1");
         TransactionManager other = TestManagers.builder(mongo.newClient(), db, "other").finishInBackground(false)
@@ -46,7 +40,7 @@ class LateCommitExclusiveTest {
         assertThat(other.readCommitted(order).orElseThrow().getString("state")).as("the order as committed").isEqualTo("UnPaid");
         other.recover(Duration.ZERO); // not stale: the sweep meets the lock and the hold
 
-        Document stored = orders.find(new Document("_id", "o1")).first();
+        Document stored = pay.stored();
         assertThat(stored.getString("state")).as("the order as stored").isEqualTo("UnPaid");
         assertThat(stored.containsKey("_m2pc")).as("locked: " + stored.toJson()).isFalse();
         assertThat(two.collection().find(new Document("_id", "A")).first().getLong("balance")).isEqualTo(100L);
