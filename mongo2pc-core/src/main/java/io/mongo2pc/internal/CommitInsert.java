@@ -126,7 +126,9 @@ final class CommitInsert {
             }
             stored = c.retrier().call("read back", tx.id, TransactionState.PENDING, () -> c.store().find(tx.id));
             if (stored == null) {
-                throw new IllegalStateException("transaction " + tx.id + ": its document was inserted and is gone before its owner read it");
+                // Inserted, then finished and pruned by others before this read (prune set younger than a lease).
+                throw new OutcomeUnknownException("transaction " + tx.id + ": its document was inserted and was gone before"
+                        + " its owner could read it back (pruned)", tx.id, TransactionState.PENDING, null);
             }
         }
         if (!token.equals(stored.get(Fields.TOKEN))) {

@@ -21,7 +21,7 @@ final class ServerClock {
     private static final long READING_NANOS = 1_000_000_000L;
 
     /** The server's time as read, the local time its reply arrived and the local time its request was sent. */
-    private record Reading(Instant server, long localNanos, long sentNanos) { }
+    private record Reading(Instant server, long localNanos, long sentNanos, long sentWallMillis) { }
 
     private final MongoCollection<Document> clocks;
     private volatile Reading reading;
@@ -73,14 +73,18 @@ final class ServerClock {
      * was none) plus the time this host's monotonic clock measured since that reading's request was
      * sent, plus the millisecond the reading was cut to, rounded up to the millisecond. A write answered before this call ran on the
      * server before this time. Like {@link #lowerBound()} this assumes the server's clock does not
-     * run faster than this host's by more than the clock skew allowance covers.
+     * run faster than this host's by more than the clock skew allowance covers. The time elapsed is
+     * the larger of the monotonic clock's and the wall clock's: the monotonic clock may stand still
+     * while the host or its virtual machine is suspended, and a bound too early would let an owner
+     * take a late commit for one in time (a bound too late only costs a read back).
      */
     Instant upperBound() {
         Reading r = reading;
         if (r == null) {
             return null;
         }
-        long elapsed = Math.max(0, System.nanoTime() - r.sentNanos());
+        long wallElapsed = Math.max(0, System.currentTimeMillis() - r.sentWallMillis()) * 1_000_000L;
+        long elapsed = Math.max(wallElapsed, Math.max(0, System.nanoTime() - r.sentNanos()));
         Instant bound = r.server().plusMillis(1).plusNanos(elapsed);
         Instant cut = bound.truncatedTo(ChronoUnit.MILLIS);
         return cut.equals(bound) ? cut : cut.plusMillis(1);
@@ -97,9 +101,10 @@ final class ServerClock {
         if (r != null && System.nanoTime() - r.localNanos() <= READING_NANOS) {
             return r;
         }
+        long sentWall = System.currentTimeMillis();
         long sent = System.nanoTime();
         Instant server = now();
-        r = new Reading(server, System.nanoTime(), sent);
+        r = new Reading(server, System.nanoTime(), sent, sentWall);
         reading = r;
         return r;
     }
