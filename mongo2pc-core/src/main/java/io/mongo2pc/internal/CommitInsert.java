@@ -1,11 +1,6 @@
 package io.mongo2pc.internal;
 
-import com.mongodb.ErrorCategory;
 import com.mongodb.MongoException;
-import com.mongodb.MongoServerException;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import io.mongo2pc.LeaseLostException;
@@ -163,23 +158,12 @@ final class CommitInsert {
      * A request that failed without an answer sets {@code inDoubt} (it may still insert).
      */
     private Document insertAlone(OwnedTransaction tx, Document filter, Document update, boolean[] inDoubt) {
-        Document stored;
         try {
-            stored = c.store().collection().findOneAndUpdate(filter, update, new FindOneAndUpdateOptions().upsert(true)
-                    .returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
-        } catch (MongoServerException e) {
-            if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
-                throw e;
-            }
-            stored = c.store().find(tx.id);
+            return c.store().insertOrFind(tx.id, filter, update);
         } catch (MongoException e) {
             inDoubt[0] |= Retrier.isInDoubt(e);
             throw e;
         }
-        if (stored == null) {
-            throw new WriteInDoubtException("transaction " + tx.id + ": its document was neither inserted nor found");
-        }
-        return stored;
     }
 
     /**

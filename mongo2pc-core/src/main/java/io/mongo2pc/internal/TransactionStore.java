@@ -1,5 +1,7 @@
 package io.mongo2pc.internal;
 
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
@@ -226,6 +228,28 @@ final class TransactionStore {
 
     Document find(Object id) {
         return transactions.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
+    }
+
+    /**
+     * An insert-if-absent of {@code id}'s document ({@code filter} and {@code update} of an upsert)
+     * sent on its own: the document it inserted, or the one that had the id already (read after a
+     * duplicate key). Throws {@link WriteInDoubtException} if neither is there.
+     */
+    Document insertOrFind(Object id, Document filter, Document update) {
+        Document stored;
+        try {
+            stored = transactions.findOneAndUpdate(filter, update, new FindOneAndUpdateOptions().upsert(true)
+                    .returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
+        } catch (MongoServerException e) {
+            if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
+                throw e;
+            }
+            stored = find(id);
+        }
+        if (stored == null) {
+            throw new WriteInDoubtException("transaction " + id + ": its document was neither inserted nor found");
+        }
+        return stored;
     }
 
     /**

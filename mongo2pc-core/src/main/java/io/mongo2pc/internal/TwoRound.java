@@ -1,10 +1,6 @@
 package io.mongo2pc.internal;
 
-import com.mongodb.ErrorCategory;
-import com.mongodb.MongoServerException;
-import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import io.mongo2pc.spi.CrashPoint.Step;
@@ -189,19 +185,7 @@ final class TwoRound {
             if (c.transactionWrites().write(new UpdateOneModel<>(filter, update, new UpdateOptions().upsert(true)))) {
                 result = Insert.OURS;
             } else {
-                Document stored;
-                try {
-                    stored = c.store().collection().findOneAndUpdate(filter, update, new FindOneAndUpdateOptions().upsert(true)
-                            .returnDocument(ReturnDocument.AFTER).projection(Projections.exclude("__none")));
-                } catch (MongoServerException e) {
-                    if (ErrorCategory.fromErrorCode(e.getCode()) != ErrorCategory.DUPLICATE_KEY) {
-                        throw e;
-                    }
-                    stored = c.store().find(tx.id);
-                }
-                if (stored == null) {
-                    throw new WriteInDoubtException("transaction " + tx.id + ": its document was neither inserted nor found");
-                }
+                Document stored = c.store().insertOrFind(tx.id, filter, update);
                 result = token.equals(stored.get(Fields.TOKEN)) ? Insert.OURS
                         : !tx.nonce.equals(stored.get(NONCE)) ? Insert.OTHER
                         : Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE)) ? Insert.ABANDONED : Insert.TAKEN_OVER;
