@@ -9,6 +9,7 @@ import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import de.bwaldvogel.mongo.wire.message.MongoQuery;
+import io.mongo2pc.embedded.ProcessCost;
 import io.netty.channel.Channel;
 
 import java.util.List;
@@ -82,6 +83,16 @@ public final class DurableBackend extends AbstractMongoBackend {
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
         beforeRequest(command, query);
         return asRequest(channel, () -> super.handleCommand(channel, databaseName, command, query));
+    }
+
+    /** Upstream's status, and under {@code mongo2pc} what this server's process has cost so far ({@link ProcessCost}). */
+    @Override
+    public Document getServerStatus() {
+        Document status = super.getServerStatus();
+        ProcessCost cost = ProcessCost.now();
+        status.put("mongo2pc", new Document("processCpuMicros", cost.cpuNanos() < 0 ? -1 : cost.cpuNanos() / 1_000)
+                .append("contextSwitches", cost.contextSwitches()));
+        return status;
     }
 
     @Override
