@@ -238,7 +238,7 @@ public final class BenchCommand extends BaseCommand {
             }
             RunCost cost = RunCost.start(session.connection().client(), session.connection().embedded());
             Histogram total = new Histogram(3);
-            List<double[]> timeline = new ArrayList<>(); // {second, tps, p50Ms, p99Ms}
+            List<double[]> timeline = new ArrayList<>(); // {second, tps, p50Ms, p99Ms, p999Ms}
             Progress progress = new Progress(err(), runFor, transfers);
             long lastCount = 0;
             long lastTick = start;
@@ -249,7 +249,7 @@ public final class BenchCommand extends BaseCommand {
                 long count = committed.get() + canceled.get();
                 double tps = (count - lastCount) / ((now - lastTick) / 1e9);
                 timeline.add(new double[]{(now - start) / 1e9, tps, interval.getValueAtPercentile(50) / 1000.0,
-                        interval.getValueAtPercentile(99) / 1000.0});
+                        interval.getValueAtPercentile(99) / 1000.0, interval.getValueAtPercentile(99.9) / 1000.0});
                 progress.show((now - start) / 1e9, count, tps);
                 lastCount = count;
                 lastTick = now;
