@@ -1,6 +1,7 @@
 package io.mongo2pc;
 
 import io.mongo2pc.internal.Engine;
+import io.mongo2pc.internal.interactive.Interactive;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -33,11 +34,13 @@ import java.util.Optional;
 public final class TransactionManager implements AutoCloseable {
 
     private final Engine engine;
+    private final Interactive interactive;
     private final TransactionManagerSettings settings;
 
     TransactionManager(TransactionManagerSettings settings) {
         this.settings = settings;
         this.engine = new Engine(settings);
+        this.interactive = new Interactive(engine);
     }
 
     /** A builder of a manager; every setting, its check and its default are on {@link TransactionManagerBuilder}. */
@@ -80,6 +83,30 @@ public final class TransactionManager implements AutoCloseable {
     /** {@link #run(List, Document, boolean)} under the caller's id, as {@link #run(Object, List)}; null makes one. */
     public TransactionOutcome run(Object transactionId, List<Operation> operations, Document fields, boolean storeOperations) {
         return engine.run(transactionId, operations, fields, storeOperations);
+    }
+
+    /**
+     * Runs an interactive transaction: {@code body} reads, decides and writes through its
+     * {@link TransactionContext}; when it returns, its writes commit together, and only if every
+     * document it read is still as it read it (serializable on the documents it touches, among
+     * transactions through mongo2pc; docs/INTERACTIVE.md). A conflict runs the body again, with
+     * backoff, until the {@link TransactionOptions#DEFAULT_TIMEOUT default timeout}; then
+     * {@link TransactionConflictException}. An exception of the body ends the transaction with
+     * nothing written and is rethrown as it was thrown (a checked one too, although this method does
+     * not declare it). A body that wrote nothing writes no transaction document. The id is one of
+     * the manager's {@code ids}.
+     */
+    public <T> TransactionResult<T> transact(TransactionBody<T> body) {
+        return transact(TransactionOptions.defaults(), body);
+    }
+
+    /**
+     * {@link #transact(TransactionBody)} with {@code options}: the caller's id (the same id run again
+     * returns the first run's result without running the body, and never applies twice) and the
+     * timeout of the attempts.
+     */
+    public <T> TransactionResult<T> transact(TransactionOptions options, TransactionBody<T> body) {
+        return interactive.transact(Objects.requireNonNull(options, "options"), Objects.requireNonNull(body, "body"));
     }
 
     /** Queues a transaction as {@code initial} for any worker ({@link #claimAndRun()}); returns its id. */

@@ -31,4 +31,10 @@ public interface TransactionMetrics {
 
     /** This process found that it no longer owned a transaction it was driving. */
     default void leaseLost() { }
+
+    /** An interactive transaction ended (committed, read only, refused or timed out) after its body ran {@code attempts} times. */
+    default void interactiveAttempts(int attempts) { }
+
+    /** An attempt of an interactive transaction lost a conflict of {@code kind} (its body runs again, or the timeout ends it). */
+    default void interactiveConflict(ConflictKind kind) { }
 }

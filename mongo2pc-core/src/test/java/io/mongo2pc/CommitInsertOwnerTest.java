@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
@@ -97,7 +98,7 @@ class CommitInsertOwnerTest {
     /** The deadline of the transaction's hold on A (the deadline its commit insert must beat). */
     private Instant holdUntil() {
         Document held = accounts.find(new Document("_id", "A")).first();
-        return held.keySet().stream().filter(k -> k.startsWith("_m2pc_")).findFirst()
+        return held.keySet().stream().filter(k -> LibraryFields.entry(k)).findFirst()
                 .map(k -> held.get(k, Document.class).getDate("until").toInstant()).orElseThrow();
     }
 

@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
@@ -39,7 +40,7 @@ final class CommitInserts {
         for (String id : List.of("A", "B")) {
             Document doc = accounts.find(new Document("_id", id)).first();
             assertThat(doc.getList("pendingTransactions", Object.class)).as("markers on " + id).isEmpty();
-            assertThat(doc.keySet()).as("entries or lock on " + id).noneMatch(k -> k.startsWith("_m2pc"));
+            assertThat(doc.keySet()).as("entries or lock on " + id).noneMatch(k -> LibraryFields.leftover(k));
             balances.add(doc.getLong("balance"));
         }
         return balances;
@@ -56,7 +57,7 @@ final class CommitInserts {
         while (System.nanoTime() < giveUp) {
             Document doc = accounts.find(new Document("_id", id)).first();
             for (String key : doc.keySet()) {
-                if (key.startsWith("_m2pc_") && doc.get(key) instanceof Document entry && entry.getDate("until") != null) {
+                if (LibraryFields.entry(key) && doc.get(key) instanceof Document entry && entry.getDate("until") != null) {
                     return entry.getDate("until").toInstant();
                 }
             }

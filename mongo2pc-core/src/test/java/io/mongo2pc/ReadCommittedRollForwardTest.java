@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
@@ -69,7 +70,7 @@ class ReadCommittedRollForwardTest {
         MongoCollection<Document> coll = accounts.collection();
         return coll.countDocuments(new Document("pendingTransactions.0", new Document("$exists", true))) > 0
                 || coll.find().into(new java.util.ArrayList<>()).stream()
-                .anyMatch(d -> d.keySet().stream().anyMatch(k -> k.startsWith("_m2pc_")));
+                .anyMatch(d -> d.keySet().stream().anyMatch(k -> LibraryFields.entry(k)));
     }
 
     private void readerRollsForward(Consumer<TransactionManager> read) throws InterruptedException {

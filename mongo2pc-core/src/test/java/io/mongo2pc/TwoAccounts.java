@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
@@ -32,7 +33,7 @@ public record TwoAccounts(MongoCollection<Document> collection, DocumentRef a, D
         for (Document doc : collection.find().sort(new Document("_id", 1))) {
             balances.add(doc.getLong("balance"));
             assertThat(doc.getList("pendingTransactions", Object.class)).as("markers on " + doc.get("_id")).isEmpty();
-            assertThat(doc.keySet()).as("entries on " + doc.get("_id")).noneMatch(k -> k.startsWith("_m2pc_"));
+            assertThat(doc.keySet()).as("entries on " + doc.get("_id")).noneMatch(k -> LibraryFields.entry(k));
         }
         return balances;
     }

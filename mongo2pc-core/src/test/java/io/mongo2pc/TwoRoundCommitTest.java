@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
@@ -53,7 +54,7 @@ class TwoRoundCommitTest {
     }
 
     private static boolean hasEntry(Document doc) {
-        return doc.keySet().stream().anyMatch(k -> k.startsWith("_m2pc_"));
+        return doc.keySet().stream().anyMatch(k -> LibraryFields.entry(k));
     }
 
     @Test

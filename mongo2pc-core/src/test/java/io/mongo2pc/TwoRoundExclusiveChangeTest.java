@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.IndexOptions;
 import io.mongo2pc.spi.CrashHook;
@@ -81,9 +82,9 @@ class TwoRoundExclusiveChangeTest {
 
     private void assertNothingInEffectNothingLocked() {
         assertThat(account("A")).containsEntry("balance", 100L).containsEntry("pendingTransactions", List.of());
-        assertThat(account("A").keySet()).noneMatch(k -> k.startsWith("_m2pc"));
+        assertThat(account("A").keySet()).noneMatch(k -> LibraryFields.leftover(k));
         assertThat(account("B")).containsEntry("balance", 0L).containsEntry("pendingTransactions", List.of());
-        assertThat(account("B").keySet()).noneMatch(k -> k.startsWith("_m2pc"));
+        assertThat(account("B").keySet()).noneMatch(k -> LibraryFields.leftover(k));
         assertThat(stored("ann")).isEqualTo(new Document("_id", "ann").append("email", "ann@example.com").append("tags", "vip"));
         assertThat(stored("new")).isNull();
     }
@@ -129,7 +130,8 @@ class TwoRoundExclusiveChangeTest {
         assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
         assertThat(seen).containsExactly("ann@example.com", "ann@example.com", 100L, false,
                 "ann@new.example.com", "ann@new.example.com", 70L, true);
-        assertThat(stored("ann")).isEqualTo(new Document("_id", "ann").append("email", "ann@new.example.com").append("tags", "vip"));
+        assertThat(stored("ann")).as("changed once: its version counts one commit").isEqualTo(new Document("_id", "ann")
+                .append("email", "ann@new.example.com").append("tags", "vip").append(LibraryFields.VERSION, 1L));
     }
 
     /** The owner's process ends at {@code point}; another manager recovers once the lease is over. */
@@ -151,7 +153,8 @@ class TwoRoundExclusiveChangeTest {
         other.recover(Duration.ZERO);
 
         assertThat(mongo.transactions(mongo.database()).find().first().getString("state")).isEqualTo("done");
-        assertThat(stored("ann")).isEqualTo(new Document("_id", "ann").append("email", "ann@new.example.com").append("tags", "vip"));
+        assertThat(stored("ann")).as("changed once: its version counts one commit").isEqualTo(new Document("_id", "ann")
+                .append("email", "ann@new.example.com").append("tags", "vip").append(LibraryFields.VERSION, 1L));
         assertThat(account("A")).containsEntry("balance", 70L);
         assertThat(account("B")).containsEntry("balance", 30L);
         assertThat(stored("new")).containsEntry("email", "new@example.com").doesNotContainKey("_m2pc");

@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
@@ -135,7 +136,7 @@ class TwoRoundLateCopyTest {
         }
         Document held = accounts.find(new Document("_id", "A")).first();
         assertThat(held.getLong("balance")).as("the hold landed").isEqualTo(70L);
-        Instant until = held.keySet().stream().filter(k -> k.startsWith("_m2pc_")).findFirst()
+        Instant until = held.keySet().stream().filter(k -> LibraryFields.entry(k)).findFirst()
                 .map(k -> held.get(k, Document.class).getDate("until").toInstant()).orElseThrow();
 
         TransactionManager other = manager(mongo.newClient(), CrashHook.NONE);

@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
@@ -187,14 +188,14 @@ class TwoRoundMixedRulesStressTest {
 
         long total = 0;
         for (Document stored : accounts.find()) {
-            assertThat(stored.keySet()).as("lock or entry left: " + stored.toJson()).noneMatch(k -> k.startsWith("_m2pc"));
+            assertThat(stored.keySet()).as("lock or entry left: " + stored.toJson()).noneMatch(k -> LibraryFields.leftover(k));
             assertThat(stored.getList("pendingTransactions", Object.class, List.of())).as("marker left: " + stored.toJson()).isEmpty();
             assertThat(((Number) stored.get("balance")).longValue()).as("no overdraft: " + stored.toJson()).isNotNegative();
             total += ((Number) stored.get("balance")).longValue();
         }
         List<String> lines = new ArrayList<>();
         for (Document line : ledger.find()) {
-            assertThat(line.keySet()).as("lock left on a ledger line: " + line.toJson()).noneMatch(k -> k.startsWith("_m2pc"));
+            assertThat(line.keySet()).as("lock left on a ledger line: " + line.toJson()).noneMatch(k -> LibraryFields.leftover(k));
             lines.add(line.getString("_id"));
         }
         System.out.println("done " + done + " canceled " + canceled + " cuts " + cuts + " problems " + problems);

@@ -2,6 +2,7 @@ package io.mongo2pc;
 
 import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.client.MongoCollection;
+import io.mongo2pc.testing.LibraryFields;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
@@ -16,9 +17,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A generic transaction leaves the user's schema alone: once its marker is gone, an inserted or
- * updated document carries no field of the library that it did not have before, whether the
- * transaction committed or was canceled, ran in one go or was finished by recovery; a document that
- * had {@code pendingTransactions: []} (the tutorial's accounts) keeps it.
+ * updated document carries no field of the library that it did not have before but its version
+ * ({@code _m2pc_v}, which counts the commits that changed it), whether the transaction committed or
+ * was canceled, ran in one go or was finished by recovery; a canceled one leaves not even that; a
+ * document that had {@code pendingTransactions: []} (the tutorial's accounts) keeps it.
  */
 class UserSchemaTest {
     @RegisterExtension
@@ -39,12 +41,19 @@ class UserSchemaTest {
         return DocumentRef.of(mongo.database(), "orders", id);
     }
 
+    /** The stored document without its version, which {@link #version} reads. */
     private Document stored(String id) {
-        return orders.find(new Document("_id", id)).first();
+        Document doc = orders.find(new Document("_id", id)).first();
+        doc.remove(LibraryFields.VERSION);
+        return doc;
+    }
+
+    private Object version(String id) {
+        return orders.find(new Document("_id", id)).first().get(LibraryFields.VERSION);
     }
 
     @Test
-    void insertAndUpdate_committed_leaveNoLibraryFieldOnTheUsersDocuments() {
+    void insertAndUpdate_committed_leaveNoLibraryFieldButTheirVersionOnTheUsersDocuments() {
         TransactionOutcome outcome = manager.run(List.of(
                 Operation.insert(ref("o2"), new Document("state", "New")),
                 Operation.update(ref("o1"), new Document("$set", new Document("state", "Paid")), new Document()),
@@ -55,6 +64,8 @@ class UserSchemaTest {
         assertThat(stored("o1")).isEqualTo(new Document("_id", "o1").append("state", "Paid"));
         assertThat(stored("tutorial")).isEqualTo(new Document("_id", "tutorial").append("state", "Paid")
                 .append("pendingTransactions", List.of()));
+        assertThat(version("o1")).as("one commit changed o1").isEqualTo(1L);
+        assertThat(version("o2")).as("an insert starts at a random version").isInstanceOf(Long.class);
     }
 
     @Test
@@ -65,6 +76,7 @@ class UserSchemaTest {
                 Operation.update(ref("missing"), new Document("$set", new Document("state", "Paid")), new Document())));
 
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(version("o1")).as("nothing committed on o1").isNull();
         assertThat(stored("o1")).isEqualTo(new Document("_id", "o1").append("state", "UnPaid"));
         assertThat(stored("tutorial")).isEqualTo(new Document("_id", "tutorial").append("state", "UnPaid")
                 .append("pendingTransactions", List.of()));

@@ -1,5 +1,6 @@
 package io.mongo2pc.bank;
 
+import io.mongo2pc.testing.LibraryFields;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -74,6 +75,6 @@ class HotAccountMarkersTest {
         assertThat(mostSeen.get()).as("markers seen on the hot account").isLessThanOrEqualTo(maxMarkers).isGreaterThan(1);
         assertThat(bank.accounts().find(new Document("_id", "HOT")).first())
                 .containsEntry("balance", committed).containsEntry("pendingTransactions", List.of());
-        assertThat(bank.accounts().find(new Document("_id", "HOT")).first().keySet()).noneMatch(k -> k.startsWith("_m2pc"));
+        assertThat(bank.accounts().find(new Document("_id", "HOT")).first().keySet()).noneMatch(k -> LibraryFields.leftover(k));
     }
 }

@@ -1,5 +1,6 @@
 package io.mongo2pc.bank;
 
+import io.mongo2pc.testing.LibraryFields;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.SimulatedCrash;
@@ -88,7 +89,7 @@ class TwoRoundCrashPointSweepTest extends CrashPointSweepTest {
             assertThat(List.of(a.getLong("balance"), s.getLong("balance"))).as(point + " then the sweep").containsExactly(1000L, 0L);
             assertThat(a.getList("pendingTransactions", Object.class)).isEmpty();
             assertThat(s.getList("pendingTransactions", Object.class)).isEmpty();
-            assertThat(a.keySet()).noneMatch(k -> k.startsWith("_m2pc_"));
+            assertThat(a.keySet()).noneMatch(k -> LibraryFields.entry(k));
             Document tombstone = mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", ids.get(0))).first();
             assertThat(tombstone.getString("state")).isEqualTo(TransactionState.CANCELED.stored());
             assertThat(tombstone.getBoolean("tombstone")).isTrue();

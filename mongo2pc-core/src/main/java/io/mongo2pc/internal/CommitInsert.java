@@ -171,7 +171,7 @@ final class CommitInsert {
      * repairs the document, undoes every entry by the nonce (every prepare was answered: none can
      * still land) and returns the outcome, or throws for UNKNOWN.
      */
-    private void late(OwnedTransaction tx, Found found) {
+    void late(OwnedTransaction tx, Found found) {
         Document stored = c.retrier().call("read back", tx.id, TransactionState.PENDING, () -> c.store().find(tx.id));
         if (stored != null && LateCommit.late(stored)) {
             c.retrier().call("repair", tx.id, TransactionState.PENDING, () -> c.store().repair(stored));

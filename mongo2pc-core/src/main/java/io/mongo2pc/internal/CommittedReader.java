@@ -47,15 +47,25 @@ final class CommittedReader {
     private static final int MAX_ATTEMPTS = 100;
 
     Optional<Document> read(DocumentRef ref) {
+        return read(ref, this::resolve, Optional.empty());
+    }
+
+    /** {@code ref} as of the last committed transaction, numbers as stored, with its committed version. */
+    CommittedImage image(DocumentRef ref) {
+        return read(ref, this::image, CommittedImage.NONE);
+    }
+
+    /** A document with the transactions it names judged; a document that names any is read again until unchanged. */
+    <T> T read(DocumentRef ref, Resolution<T> resolution, T missing) {
         Document doc = raw(ref);
         int attempts = 0;
         while (true) {
             if (doc == null) {
-                return Optional.empty();
+                return missing;
             }
             Map<Object, Document> transactions = new HashMap<>();
             try {
-                Optional<Document> view = resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
+                T view = resolution.resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
                 if (!hasEntries(doc) && Exclusive.lockOf(doc) == null || attempts++ >= MAX_ATTEMPTS) {
                     return view;
                 }
@@ -78,7 +88,14 @@ final class CommittedReader {
         }
     }
 
-    private static boolean hasEntries(Document doc) {
+    /** How a stored document becomes what a read returns, the transactions it names judged by {@code transaction}. */
+    @FunctionalInterface
+    interface Resolution<T> {
+        T resolve(DocumentRef ref, Document doc, Function<Object, Document> transaction);
+    }
+
+    /** True if {@code doc} carries two-round entries or markers (whose transactions a read must judge). */
+    static boolean hasEntries(Document doc) {
         return doc.keySet().stream().anyMatch(EntryName::isEntry);
     }
 
@@ -88,16 +105,36 @@ final class CommittedReader {
 
     /**
      * {@code doc} as of the last committed transaction, judging each transaction it names by the
-     * document {@code transaction} returns for its id (its state and operations).
+     * document {@code transaction} returns for its id (its state and operations); numbers in the one
+     * type of their scale, without the library's fields.
      */
     Optional<Document> resolve(DocumentRef ref, Document doc, Function<Object, Document> transaction) {
+        CommittedImage image = image(ref, doc, transaction);
+        if (!image.exists()) {
+            return Optional.empty();
+        }
+        // every number in the one type of its scale, at any depth; an id is not an amount: as stored
+        Document normalized = (Document) Increments.copy(image.content(), Numbers::normalized);
+        if (image.content().containsKey(Fields.ID)) {
+            normalized.put(Fields.ID, image.content().get(Fields.ID));
+        }
+        return Optional.of(normalized);
+    }
+
+    /**
+     * {@code doc} as of the last committed transaction, numbers as stored, and its committed version:
+     * the stored one (an update not committed: its before-image's) plus one for each increment marker
+     * whose transaction is committed (its release will add it).
+     */
+    CommittedImage image(DocumentRef ref, Document doc, Function<Object, Document> transaction) {
         Document view = new Document(doc);
+        long version = Versions.of(doc);
         view.remove(Fields.LOCK);
         Document lock = doc.get(Fields.LOCK, Document.class);
         Object lockTx = lock == null ? null : lock.get("tx");
         if (lock != null) {
             if (Inserts.isLate(doc)) {
-                return Optional.empty();
+                return CommittedImage.NONE;
             }
             boolean committed;
             if (Exclusive.isTwoRound(lock)) {
@@ -109,12 +146,13 @@ final class CommittedReader {
             }
             String kind = lock.getString("kind");
             if ("insert".equals(kind) && !committed || "delete".equals(kind) && committed) {
-                return Optional.empty();
+                return CommittedImage.NONE;
             }
             Document undo = lock.get(Exclusive.UNDO, Document.class); // an update changed, not committed: as it was
             if ("update".equals(kind) && !committed && undo != null) {
                 view = new Document(Fields.ID, ref.id());
                 view.putAll(undo);
+                version = Versions.of(undo);
             }
         }
         List<Object> markers = view.containsKey(Fields.MARKERS) ? view.getList(Fields.MARKERS, Object.class) : null;
@@ -130,6 +168,7 @@ final class CommittedReader {
                     boolean committed = committedWith(transaction.apply(marker), entry);
                     if (committed) {
                         committedMet.accept(marker); // committed, not released yet: anyone may roll it forward
+                        version++; // its release counts its commit
                     }
                     Document amounts = entry.get(committed ? Entries.LATER : Entries.NOW, Document.class);
                     if (amounts != null) {
@@ -143,6 +182,8 @@ final class CommittedReader {
                     if (increments != null) {
                         Increments.add(view, increments, -1);
                     }
+                } else {
+                    version++; // a tutorial-rules increment committed: its release counts it
                 }
             }
             if (lock != null && Boolean.TRUE.equals(lock.get("noMarkers"))) {
@@ -152,12 +193,8 @@ final class CommittedReader {
             }
         }
         view.keySet().removeIf(EntryName::isEntry);
-        // every number in the one type of its scale, at any depth; an id is not an amount: as stored
-        Document normalized = (Document) Increments.copy(view, Numbers::normalized);
-        if (view.containsKey(Fields.ID)) {
-            normalized.put(Fields.ID, view.get(Fields.ID));
-        }
-        return Optional.of(normalized);
+        view.remove(Versions.FIELD);
+        return new CommittedImage(view, version);
     }
 
     /**

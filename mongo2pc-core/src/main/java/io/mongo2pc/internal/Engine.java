@@ -50,6 +50,8 @@ public final class Engine {
     private final RollForward rollForward;
     /** How long a call whose id is taken waits for that transaction's outcome. */
     private final Duration waitForExisting;
+    /** What interactive transactions use of the two-round commit. */
+    private final TwoRoundAccess twoRoundAccess;
 
     public Engine(TransactionManagerSettings settings) {
         this.waitForExisting = settings.lease().plus(settings.retryTimeout());
@@ -90,6 +92,17 @@ public final class Engine {
         this.admin = new AdminQueries(store, clock, retrier);
         this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
         this.listing = new TransactionListing(store.collection(), admin::serverTime, settings.codecs(), database);
+        this.twoRoundAccess = new TwoRoundAccess(twoRound, committedReader, outcomes, operations);
+    }
+
+    /** The two-round commit as interactive transactions use it. Public for io.mongo2pc.internal.interactive. */
+    public TwoRoundAccess twoRoundAccess() {
+        return twoRoundAccess;
+    }
+
+    /** True once this manager was closed: it starts nothing more. Public for io.mongo2pc.internal.interactive. */
+    public boolean closed() {
+        return finishing.isClosed();
     }
 
     /** The outcome of a transaction whose id a new one found taken (the same transaction, run again). */

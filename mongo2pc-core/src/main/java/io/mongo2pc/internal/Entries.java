@@ -172,15 +172,16 @@ final class Entries {
 
     /**
      * The release (roll forward) of {@code txId}'s entry on {@code ref}: where its marker and entry
-     * with this nonce are, applies the increases and removes both. No deadline: only a committed
-     * transaction is released, and no marker of it can come back.
+     * with this nonce are, applies the increases, adds 1 to the version ({@link Versions}) and
+     * removes both. No deadline: only a committed transaction is released, and no marker of it can
+     * come back.
      */
     static UpdateOneModel<Document> releaseWrite(Object docId, Object txId, String nonce, Document later) {
+        Document inc = later == null ? new Document() : new Document(later);
+        inc.putAll(Versions.bump()); // the release counts the commit in the document's version
         Document update = new Document("$pull", new Document(Fields.MARKERS, txId))
-                .append("$unset", new Document(EntryName.of(txId), ""));
-        if (later != null && !later.isEmpty()) {
-            update.append("$inc", later);
-        }
+                .append("$unset", new Document(EntryName.of(txId), ""))
+                .append("$inc", inc);
         return new UpdateOneModel<>(entryFilter(docId, txId, nonce), update);
     }
 

@@ -53,9 +53,9 @@ final class EntryName {
         return supports(txId) && doc.get(of(txId)) instanceof Document;
     }
 
-    /** True for the name of an entry (a field this library adds beside a marker). */
+    /** True for the name of an entry (a field this library adds beside a marker); the version is not one. */
     static boolean isEntry(String field) {
-        return field.startsWith(PREFIX);
+        return field.startsWith(PREFIX) && !field.equals(Versions.FIELD);
     }
 
     private static BigDecimal wholeNumber(Object id) {

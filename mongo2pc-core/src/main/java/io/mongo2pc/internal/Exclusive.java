@@ -21,7 +21,8 @@ import java.util.Objects;
  * (docs/TWO-ROUND.md, "The writes"). The prepare takes the document with a lock
  * {@code _m2pc: {tx, kind, c, n, until}} and changes nothing the user sees; an update's change
  * follows before the commit point (round 1b: {@link #change}), applied with its before-image stored
- * as the lock's {@code undo} in one write, so that a change the server refuses cancels the
+ * as the lock's {@code undo} and 1 added to the version ({@link Versions}) in one write, so that a
+ * change the server refuses cancels the
  * transaction. An insert writes a document no reader shows until its transaction commits. The
  * release removes the lock (a delete deletes); the undo deletes an insert, restores an update's
  * before-image, and unlocks. No marker goes into {@code pendingTransactions}: the lock alone says the
@@ -134,11 +135,11 @@ final class Exclusive {
                 if (taken.before().containsKey(Fields.MARKERS) && !replacement.containsKey(Fields.MARKERS)) {
                     replacement.put(Fields.MARKERS, List.of()); // a tutorial account keeps its (empty) marker array
                 }
+                replacement.put(Versions.FIELD, Versions.of(taken.before()) + 1); // the change counts its commit
                 replacement.put(Fields.LOCK, new Document(taken.lock()).append(UNDO, taken.before()));
                 matched = coll.replaceOne(filter, replacement).getMatchedCount();
             } else {
-                Document update = new Document();
-                op.update().forEach((operator, fields) -> update.append(operator, new Document((Document) fields)));
+                Document update = Versions.counted(op.update());
                 ((Document) update.computeIfAbsent("$set", k -> new Document())).append(Fields.LOCK_UNDO, taken.before());
                 matched = coll.updateOne(filter, update).getMatchedCount();
             }

@@ -19,7 +19,8 @@ import static io.mongo2pc.internal.Participants.fenced;
  * The writes of an increment (see {@link Participants}): the change and the transaction's marker
  * in one write, so many transactions can hold markers on one document at once (up to
  * {@code maxMarkers}). The apply is sent with other transactions' writes (group commit); its undo
- * adds the opposite amounts and pulls the marker; its release pulls the marker. Thread-safe.
+ * adds the opposite amounts and pulls the marker; its release pulls the marker and adds 1 to the
+ * document's version ({@link Versions}). Thread-safe.
  */
 final class IncrementWrites {
     private final Targets targets;
@@ -71,7 +72,12 @@ final class IncrementWrites {
 
     /** Removes the marker of {@code txId} from the document of {@code inc}. */
     Result release(Operation.Increment inc, Object txId, Instant deadline) {
-        return markerWrite(inc, txId, deadline, new Document("$pull", new Document(Fields.MARKERS, txId)));
+        return markerWrite(inc, txId, deadline, releaseUpdate(txId));
+    }
+
+    /** A release: the marker pulled and the commit counted in the document's version. */
+    private static Document releaseUpdate(Object txId) {
+        return new Document("$pull", new Document(Fields.MARKERS, txId)).append("$inc", Versions.bump());
     }
 
     /** Releases the markers of increments that all live in one collection, in one request; true if all matched. */
@@ -85,7 +91,7 @@ final class IncrementWrites {
         for (Operation.Increment inc : ops) {
             writes.add(new UpdateOneModel<>(
                     EntryName.withoutEntry(fenced(new Document(Fields.ID, inc.document().id()), deadline).append(Fields.MARKERS, txId), txId),
-                    new Document("$pull", new Document(Fields.MARKERS, txId))));
+                    releaseUpdate(txId)));
         }
         return writes;
     }

@@ -19,7 +19,7 @@ import java.util.List;
  * apply is an upsert that stamps the server time it ran at ({@code at}) beside the owner's
  * deadline ({@code until}): an insert sent by a paused owner after its deadline is recognisable
  * ({@code at >= until}), and readers and later writers treat it as never written. The new
- * document is taken under the {@code _m2pc} lock: its undo deletes it, its release unlocks it as
+ * document starts at a random version ({@link Versions}) and is taken under the {@code _m2pc} lock: its undo deletes it, its release unlocks it as
  * an update's does ({@link LockedWrites#unlock}). Thread-safe.
  */
 final class Inserts {
@@ -55,9 +55,8 @@ final class Inserts {
         } else {
             set.append(Fields.LOCK + "." + Entries.NONCE, nonce);
         }
-        if (!content.isEmpty()) {
-            update.append("$setOnInsert", content);
-        }
+        content.put(Versions.FIELD, Versions.fresh()); // a new document's life starts at a random version
+        update.append("$setOnInsert", content);
         try {
             Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)
                             .append(Fields.LOCK + "." + Entries.NONCE, nonce == null ? new Document("$exists", false) : nonce)

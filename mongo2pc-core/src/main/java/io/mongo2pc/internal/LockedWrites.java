@@ -19,7 +19,7 @@ import static io.mongo2pc.internal.Participants.fenced;
  * The writes of an update and a delete (see {@link Participants}): the document is first taken
  * under the {@code _m2pc} lock (no other transaction's marker, no lock, the guard holds), so it
  * is the only transaction on it; an update then changes it and stores its before-image in the
- * lock in the same write. The undo puts the before-image back (or only unlocks); the release
+ * lock in the same write, adding 1 to its version ({@link Versions}). The undo puts the before-image back (or only unlocks); the release
  * unlocks, or deletes the document for a delete. The unlock and the check that a document is
  * still taken serve an insert's writes too ({@link Inserts}). Thread-safe.
  */
@@ -97,11 +97,11 @@ final class LockedWrites {
             Document replacement = new Document(Fields.ID, id);
             replacement.putAll(op.update());
             replacement.put(Fields.ID, id);
+            replacement.put(Versions.FIELD, Versions.of(beforeImage) + 1); // the change counts its commit
             replacement.append(Fields.MARKERS, List.of(txId)).append(Fields.LOCK, lock);
             matched = coll.replaceOne(filter, replacement).getMatchedCount();
         } else {
-            Document update = new Document();
-            op.update().forEach((operator, fields) -> update.append(operator, new Document((Document) fields)));
+            Document update = Versions.counted(op.update());
             Document set = (Document) update.computeIfAbsent("$set", k -> new Document());
             set.append(Fields.LOCK_UNDO, beforeImage);
             matched = coll.updateOne(filter, update).getMatchedCount();

@@ -64,6 +64,14 @@ final class TwoRound {
         return finish;
     }
 
+    TwoRoundContext context() {
+        return c;
+    }
+
+    CommitInsert commitInsert() {
+        return commitInsert;
+    }
+
     /**
      * True if the two-round commit can run a transaction under {@code id} (one an entry can be named
      * after); a manager with the fallback setting runs the others by the tutorial's rules.

@@ -294,10 +294,10 @@ public final class Validation {
 
     /**
      * True for a top-level field the library keeps on participants: the markers, an exclusive
-     * operation's lock, and the two-round commit's entries (every name starting with {@code _m2pc_}).
+     * operation's lock, the two-round commit's entries and the version (every name starting with {@code _m2pc_}).
      */
     private static boolean reserved(String root) {
-        return root.equals(Fields.MARKERS) || root.equals(Fields.LOCK) || EntryName.isEntry(root);
+        return root.equals(Fields.MARKERS) || root.equals(Fields.LOCK) || root.startsWith(EntryName.PREFIX);
     }
 
     static void checkGuard(Document guard, Object where) {

@@ -1,5 +1,6 @@
 package io.mongo2pc.regression;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.DocumentRef;
@@ -119,7 +120,7 @@ class TwoRoundReviewTest {
     }
 
     private static boolean hasEntry(Document doc) {
-        return doc.keySet().stream().anyMatch(k -> k.startsWith("_m2pc_"));
+        return doc.keySet().stream().anyMatch(k -> LibraryFields.entry(k));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.mongo2pc.sweeps;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.MongoSocketWriteException;
 import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoClient;
@@ -218,7 +219,7 @@ public class BackgroundFinishTest {
 
     private static void assertDoneOnce(String db, Object txId, String what) {
         for (Document account : mongo.client().getDatabase(db).getCollection("accounts").find()) {
-            assertThat(account.keySet()).as(what + ": entries left on " + account.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+            assertThat(account.keySet()).as(what + ": entries left on " + account.get("_id")).noneMatch(k -> LibraryFields.leftover(k));
         }
         Document tx = mongo.client().getDatabase(db).getCollection("transactions").find(new Document("_id", txId)).first();
         assertThat(tx).as(what).isNotNull();

@@ -1,5 +1,6 @@
 package io.mongo2pc.sweeps;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoDatabase;
 import org.bson.Document;
 
@@ -15,7 +16,7 @@ final class Leftovers {
     static void assertNoneLeft(MongoDatabase database, List<String> collections, String what) {
         for (String collection : collections) {
             for (Document doc : database.getCollection(collection).find()) {
-                assertThat(doc.keySet()).as(what + ": entries or lock left on " + doc.get("_id")).noneMatch(k -> k.startsWith("_m2pc"));
+                assertThat(doc.keySet()).as(what + ": entries or lock left on " + doc.get("_id")).noneMatch(k -> LibraryFields.leftover(k));
                 assertThat(doc.getList("pendingTransactions", Object.class, List.of())).as(what + ": markers left").isEmpty();
             }
         }

@@ -1,5 +1,6 @@
 package io.mongo2pc.sweeps;
 
+import io.mongo2pc.testing.LibraryFields;
 import com.mongodb.client.MongoDatabase;
 import org.bson.Document;
 
@@ -36,7 +37,7 @@ public final class Orphans {
                 }
                 if (doc.getList("pendingTransactions", Object.class, List.of()).stream().anyMatch(orphan)) {
                     doc.forEach((key, value) -> {
-                        if (key.startsWith("_m2pc_") && value instanceof Document entry && entry.get("until") instanceof Date until) {
+                        if (LibraryFields.entry(key) && value instanceof Document entry && entry.get("until") instanceof Date until) {
                             untils.add(until);
                         }
                     });

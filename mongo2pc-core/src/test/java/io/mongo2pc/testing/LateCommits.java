@@ -100,7 +100,7 @@ public final class LateCommits {
      */
     public static void undoPrepare(MongoCollection<Document> collection, Object docId, Object txId) {
         Document doc = collection.find(new Document("_id", docId)).first();
-        String entryName = doc.keySet().stream().filter(k -> k.startsWith("_m2pc_")).findFirst()
+        String entryName = doc.keySet().stream().filter(k -> LibraryFields.entry(k)).findFirst()
                 .orElseThrow(() -> new AssertionError("no entry on " + doc.toJson()));
         Document entry = doc.get(entryName, Document.class);
         Document give = new Document();

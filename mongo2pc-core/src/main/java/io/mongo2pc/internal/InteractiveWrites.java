@@ -1,0 +1,278 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.MongoException;
+import com.mongodb.MongoServerException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.FindOneAndUpdateOptions;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.ReturnDocument;
+import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.internal.TwoRoundAccess.Attempt;
+import io.mongo2pc.internal.TwoRoundAccess.Kind;
+import io.mongo2pc.internal.TwoRoundAccess.Prepared;
+import io.mongo2pc.internal.TwoRoundAccess.Taken;
+import io.mongo2pc.spi.CrashPoint.Step;
+import org.bson.Document;
+
+import java.util.Date;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The participant writes of an interactive transaction's attempt (docs/INTERACTIVE.md, "Committing"):
+ * the one-write take of a document written (lock, change, before-image and version + 1, only where
+ * the document is as read: its committed version, no lock, no marker), the take of a delete, the
+ * two-round insert, and the pessimistic take of a document read with its change under the lock
+ * later. Each write is answered in effect, or with why not (changed, held, expired, refused, in
+ * doubt). Thread-safe (stateless but for its context).
+ */
+final class InteractiveWrites {
+    private final TwoRoundContext c;
+
+    InteractiveWrites(TwoRoundContext c) {
+        this.c = c;
+    }
+
+    /** The lock an attempt writes: a two-round lock with the attempt's priority. */
+    Document lock(Attempt a, String kind) {
+        return new Document("tx", a.id()).append("kind", kind).append(Entries.COORDINATOR, c.entries().coordinator())
+                .append(Entries.NONCE, a.nonce()).append(Entries.UNTIL, Date.from(a.until())).append(TwoRoundAccess.PRIORITY, a.priority());
+    }
+
+    /** The filter of a document as read: its stored version the committed version read, no marker, no lock, before the deadline. */
+    private static Document asRead(Attempt a, DocumentRef ref, long version) {
+        return Participants.fenced(new Document(Fields.ID, ref.id()).append(Versions.FIELD, Versions.filter(version))
+                .append(Fields.MARKERS + ".0", new Document("$exists", false))
+                .append(Fields.LOCK, new Document("$exists", false)), a.until());
+    }
+
+    /** The before-image kept in the lock: the content as read, its version included. */
+    static Document undoImage(Document content, long version) {
+        Document undo = new Document(content);
+        undo.remove(Fields.ID);
+        if (version != 0) {
+            undo.put(Versions.FIELD, version);
+        }
+        return undo;
+    }
+
+    /** {@code $set} of the fields of {@code after} that differ from {@code before}, {@code $unset} of those it lacks. */
+    static Document diff(Document before, Document after) {
+        Document set = new Document();
+        Document unset = new Document();
+        after.forEach((field, value) -> {
+            if (!field.equals(Fields.ID) && !Objects.equals(before.get(field), value)) {
+                set.put(field, value);
+            }
+        });
+        before.keySet().forEach(field -> {
+            if (!field.equals(Fields.ID) && !after.containsKey(field)) {
+                unset.put(field, "");
+            }
+        });
+        Document update = new Document("$set", set);
+        return unset.isEmpty() ? update : update.append("$unset", unset);
+    }
+
+    /** An update: taken and changed in one write, if the document is as read. */
+    Prepared takeAndChange(Attempt a, int index, DocumentRef ref, CommittedImage read, Document after) {
+        Document update = diff(read.content(), after);
+        Document set = update.get("$set", Document.class);
+        set.put(Versions.FIELD, read.version() + 1);
+        set.put(Fields.LOCK, lock(a, "update").append(Exclusive.UNDO, undoImage(read.content(), read.version())));
+        return asReadWrite(a, index, ref, read, new UpdateOneModel<>(asRead(a, ref, read.version()), update));
+    }
+
+    /** A delete: the document taken for it, if as read (its release deletes it). */
+    Prepared takeForDelete(Attempt a, int index, DocumentRef ref, CommittedImage read) {
+        Document update = new Document("$set", new Document(Fields.LOCK, lock(a, "delete")));
+        return asReadWrite(a, index, ref, read, new UpdateOneModel<>(asRead(a, ref, read.version()), update));
+    }
+
+    private Prepared asReadWrite(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write) {
+        c.crashPoints().before(Step.APPLY, index, a.id());
+        return c.retrier().call("prepare", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
+            try {
+                WriteCombiner.Answer answer = c.targets().combiner(ref).answer(write);
+                if (answer == WriteCombiner.Answer.IN_DOUBT) {
+                    return Prepared.IN_DOUBT;
+                }
+                boolean matched = answer == WriteCombiner.Answer.MATCHED
+                        || c.targets().collection(ref).updateOne(write.getFilter(), write.getUpdate()).getMatchedCount() == 1;
+                Prepared result = matched ? Prepared.IN_EFFECT : whyNot(a, ref, read);
+                return c.crashPoints().after(result, Step.APPLY, index, a.id());
+            } catch (MongoServerException e) {
+                if (Retrier.isTransient(e)) {
+                    throw e;
+                }
+                return new Prepared(Kind.REFUSED, "the database refused the write of " + ref + ": " + Exclusive.serverMessage(e), null);
+            } catch (MongoException e) {
+                if (Retrier.isInDoubt(e)) {
+                    return Prepared.IN_DOUBT;
+                }
+                throw e;
+            }
+        });
+    }
+
+    /** Why a take of a document as read matched nothing, read back. */
+    private Prepared whyNot(Attempt a, DocumentRef ref, CommittedImage read) {
+        Document current = c.targets().collection(ref).find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
+        if (current == null) {
+            return new Prepared(Kind.CHANGED, ref + " was deleted since it was read", null);
+        }
+        Document lock = current.get(Fields.LOCK, Document.class);
+        if (lock != null && Exclusive.isOf(lock, a.id(), a.nonce())) {
+            return Prepared.IN_EFFECT; // taken before: a lost answer
+        }
+        if (lock != null) {
+            return new Prepared(Kind.HELD, ref + " is taken by transaction " + lock.get("tx"), lock.get("tx"));
+        }
+        List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
+        if (!markers.isEmpty()) {
+            return new Prepared(Kind.HELD, ref + " has pending transactions " + markers, markers.get(0));
+        }
+        if (Versions.of(current) != read.version()) {
+            return new Prepared(Kind.CHANGED, ref + " was changed since it was read (version " + read.version() + ", now "
+                    + Versions.of(current) + ")", null);
+        }
+        if (c.targets().collection(ref).find(Participants.fenced(new Document(Fields.ID, ref.id()), a.until()))
+                .projection(Projections.include(Fields.ID)).first() == null) {
+            return Prepared.EXPIRED;
+        }
+        return new Prepared(Kind.CHANGED, ref + " changed while it was taken", null); // a race: read it again
+    }
+
+    /** An insert: the two-round insert of {@code content} (a new document, taken until the release). */
+    Prepared insert(Attempt a, int index, DocumentRef ref, Document content) {
+        c.crashPoints().before(Step.APPLY, index, a.id());
+        MongoCollection<Document> coll = c.targets().collection(ref);
+        return c.retrier().call("prepare", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
+            Participants.Result r;
+            try {
+                r = Exclusive.take(coll, Operation.insert(ref, content), a.id(), a.nonce(), a.until(), c.entries().coordinator()).result();
+            } catch (MongoException e) {
+                if (Retrier.isInDoubt(e)) {
+                    return Prepared.IN_DOUBT;
+                }
+                throw e;
+            }
+            Prepared result = switch (r.kind()) {
+                case DONE -> Prepared.IN_EFFECT;
+                case EXPIRED -> Prepared.EXPIRED;
+                default -> {
+                    Document current = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.include(Fields.LOCK)).first();
+                    Document lock = current == null ? null : current.get(Fields.LOCK, Document.class);
+                    yield r.code() != ReasonCode.DOCUMENT_EXISTS ? new Prepared(Kind.REFUSED, r.reason(), null)
+                            : lock != null ? new Prepared(Kind.HELD, ref + " is being inserted by transaction " + lock.get("tx"), lock.get("tx"))
+                            : new Prepared(Kind.CHANGED, ref + " was inserted since it was read", null);
+                }
+            };
+            return c.crashPoints().after(result, Step.APPLY, index, a.id());
+        });
+    }
+
+    /**
+     * The pessimistic take of a document read: the lock set where no marker and no lock is, the
+     * document as it was returned; or what holds it (committed transactions met are rolled
+     * forward first).
+     */
+    Taken take(Attempt a, int index, DocumentRef ref) {
+        MongoCollection<Document> coll = c.targets().collection(ref);
+        Document filter = Participants.fenced(new Document(Fields.ID, ref.id())
+                .append(Fields.MARKERS + ".0", new Document("$exists", false))
+                .append(Fields.LOCK, new Document("$exists", false)), a.until());
+        Document update = new Document("$set", new Document(Fields.LOCK, lock(a, "update")));
+        for (int round = 0; ; round++) {
+            c.crashPoints().before(Step.APPLY, index, a.id());
+            Document before = c.retrier().call("take", a.id(), io.mongo2pc.TransactionState.PENDING, () -> c.crashPoints().after(
+                    coll.findOneAndUpdate(filter, update, new FindOneAndUpdateOptions().projection(Projections.exclude("__none"))
+                            .returnDocument(ReturnDocument.BEFORE)), Step.APPLY, index, a.id()));
+            if (before != null) {
+                return new Taken(Kind.IN_EFFECT, before, null, null, null);
+            }
+            Document current = c.retrier().call("read", a.id(), null, () -> coll.find(new Document(Fields.ID, ref.id()))
+                    .projection(Projections.exclude("__none")).first());
+            if (current == null) {
+                return new Taken(Kind.CHANGED, null, ref + " does not exist", null, null);
+            }
+            Document lock = current.get(Fields.LOCK, Document.class);
+            if (lock != null && Exclusive.isOf(lock, a.id(), a.nonce())) {
+                return new Taken(Kind.IN_EFFECT, current, null, null, null); // taken before: a lost answer
+            }
+            if (round < 3 && c.retrier().call("resolve markers", a.id(), null,
+                    () -> c.resolver().resolve(coll, current, a.id(), a.nonce())) > 0) {
+                continue; // committed (or abandoned) transactions met were rolled forward (or undone): again
+            }
+            if (lock != null) {
+                Object p = lock.get(TwoRoundAccess.PRIORITY);
+                return new Taken(Kind.HELD, current, ref + " is taken by transaction " + lock.get("tx"), lock.get("tx"),
+                        p instanceof Number n ? n.longValue() : null);
+            }
+            List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
+            if (!markers.isEmpty()) {
+                return new Taken(Kind.HELD, current, ref + " has pending transactions " + markers, markers.get(0), null);
+            }
+            if (coll.find(Participants.fenced(new Document(Fields.ID, ref.id()), a.until())).projection(Projections.include(Fields.ID))
+                    .first() == null) {
+                return new Taken(Kind.EXPIRED, current, "the attempt passed its deadline " + a.until(), null, null);
+            }
+            // Freed between the take and the read: take again.
+        }
+    }
+
+    /** A pessimistic attempt's change of a document it took: the diff, version + 1, the before-image in the lock. */
+    Prepared change(Attempt a, int index, DocumentRef ref, Document stored, Document after) {
+        Document before = LockedWrites.strip(stored);
+        Document update = diff(before, after);
+        update.get("$set", Document.class).append(Versions.FIELD, Versions.of(stored) + 1).append(Fields.LOCK_UNDO, before);
+        return underLock(a, index, ref, update);
+    }
+
+    /** A pessimistic attempt's delete of a document it took: the lock becomes a delete's (its release deletes). */
+    Prepared markDelete(Attempt a, int index, DocumentRef ref) {
+        return underLock(a, index, ref, new Document("$set", new Document(Fields.LOCK + ".kind", "delete")));
+    }
+
+    private Prepared underLock(Attempt a, int index, DocumentRef ref, Document update) {
+        MongoCollection<Document> coll = c.targets().collection(ref);
+        Document filter = Participants.fenced(Exclusive.locked(ref.id(), a.id(), a.nonce()), a.until())
+                .append(Fields.LOCK_UNDO, new Document("$exists", false)).append(Fields.LOCK + ".kind", "update");
+        c.crashPoints().before(Step.CHANGE, index, a.id());
+        return c.retrier().call("change", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
+            try {
+                long matched = coll.updateOne(filter, update).getMatchedCount();
+                Prepared result = matched == 1 ? Prepared.IN_EFFECT : changedBefore(coll, a, ref);
+                return c.crashPoints().after(result, Step.CHANGE, index, a.id());
+            } catch (MongoServerException e) {
+                if (Retrier.isTransient(e)) {
+                    throw e;
+                }
+                return new Prepared(Kind.REFUSED, "the database refused the update of " + ref + ": " + Exclusive.serverMessage(e), null);
+            } catch (MongoException e) {
+                if (Retrier.isInDoubt(e)) {
+                    return Prepared.IN_DOUBT;
+                }
+                throw e;
+            }
+        });
+    }
+
+    /** After a change under the lock matched nothing: made before (a lost answer), else the lock is gone or the deadline passed. */
+    private static Prepared changedBefore(MongoCollection<Document> coll, Attempt a, DocumentRef ref) {
+        Document current = coll.find(Exclusive.locked(ref.id(), a.id(), a.nonce())).projection(Projections.include(Fields.LOCK)).first();
+        Document lock = current == null ? null : current.get(Fields.LOCK, Document.class);
+        return lock != null && (lock.containsKey(Exclusive.UNDO) || "delete".equals(lock.get("kind"))) ? Prepared.IN_EFFECT : Prepared.EXPIRED;
+    }
+
+    /** Removes the lock of a document the attempt only read (taken by a pessimistic read), by its nonce alone. */
+    void unlock(Attempt a, DocumentRef ref) {
+        MongoCollection<Document> coll = c.targets().collection(ref);
+        c.retrier().call("unlock", a.id(), null, () -> coll.updateOne(Exclusive.locked(ref.id(), a.id(), a.nonce())
+                .append(Fields.LOCK_UNDO, new Document("$exists", false)).append(Fields.LOCK + ".kind", "update"),
+                new Document("$unset", new Document(Fields.LOCK, ""))).getMatchedCount());
+    }
+}

@@ -1,0 +1,323 @@
+package io.mongo2pc.internal;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import org.bson.Document;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * What interactive transactions use of the two-round commit: reads of committed images with their
+ * versions ({@link CommittedReader}), the participant writes of an attempt
+ * ({@link InteractiveWrites}), resolving what other transactions left ({@link Resolver}), the commit
+ * insert ({@link CommitInsert}), releases and undos ({@link TwoRoundFinish}), and the outcome of a
+ * transaction id. Public for io.mongo2pc.internal.interactive. Thread-safe.
+ */
+public final class TwoRoundAccess {
+    /** The lock field of an interactive attempt's priority (smaller is older). */
+    static final String PRIORITY = "p";
+
+    /** One attempt of a transaction: its id, nonce, deadline (server time) and priority. */
+    public record Attempt(Object id, String nonce, Instant until, long priority, long startNanos) { }
+
+    /** What a participant write of an attempt did. */
+    public enum Kind { IN_EFFECT, CHANGED, HELD, EXPIRED, IN_DOUBT, REFUSED }
+
+    /** A write's answer: in effect, or why not, and the transaction that held the document if known. */
+    public record Prepared(Kind kind, String reason, Object heldBy) {
+        static final Prepared IN_EFFECT = new Prepared(Kind.IN_EFFECT, null, null);
+        static final Prepared EXPIRED = new Prepared(Kind.EXPIRED, "the attempt passed its deadline", null);
+        static final Prepared IN_DOUBT = new Prepared(Kind.IN_DOUBT, "a write was not answered", null);
+    }
+
+    /** A pessimistic take: in effect with the document as it was ({@code stored}), or why not (the holder's priority if it has one). */
+    public record Taken(Kind kind, Document stored, String reason, Object heldBy, Long holderPriority) { }
+
+    /** A document as read: its committed image, and the stored document it was computed from (null if none). */
+    public record Reading(CommittedImage image, Document stored) {
+        /** True if the stored document carries nothing of other transactions (no marker, no lock). */
+        public boolean clean() {
+            return stored == null || !stored.containsKey(Fields.LOCK) && !CommittedReader.hasEntries(stored)
+                    && stored.getList(Fields.MARKERS, Object.class, List.of()).isEmpty();
+        }
+
+        /** The lock on the stored document, or null. */
+        public Document lock() {
+            return stored == null ? null : stored.get(Fields.LOCK, Document.class);
+        }
+    }
+
+    /** How an attempt's commit ended. */
+    public enum Commit { COMMITTED, LATE, OTHER }
+
+    /** The commit's end: its outcome when committed, the id's other transaction when OTHER. */
+    public record Committed(Commit kind, TransactionOutcome outcome, Document other) { }
+
+    private final TwoRoundContext c;
+    private final TwoRound twoRound;
+    private final CommittedReader reader;
+    private final Outcomes outcomes;
+    private final StoredOperations operations;
+    private final InteractiveWrites writes;
+
+    TwoRoundAccess(TwoRound twoRound, CommittedReader reader, Outcomes outcomes, StoredOperations operations) {
+        this.c = twoRound.context();
+        this.twoRound = twoRound;
+        this.reader = reader;
+        this.outcomes = outcomes;
+        this.operations = operations;
+        this.writes = new InteractiveWrites(c);
+    }
+
+    public TransactionManagerSettings settings() {
+        return c.settings();
+    }
+
+    public MongoCollection<Document> collection(DocumentRef ref) {
+        return c.targets().collection(ref);
+    }
+
+    /** The codec registry of the transactions collection's client (the {@code default} target). */
+    public org.bson.codecs.configuration.CodecRegistry codecRegistry() {
+        return c.store().collection().getCodecRegistry();
+    }
+
+    /**
+     * Refuses an operation no transaction may make, as {@code run} refuses it: an unknown target, bad
+     * names or id, the coordinator's own collections, reserved fields, operators not allowed.
+     */
+    public void check(Operation op) {
+        operations.validate(List.of(op), 1, null);
+    }
+
+    /** A priority for a transaction starting now: the server clock's lower bound in ms times 1024, plus 10 random bits. */
+    public long priority(Object id) {
+        Instant now = c.retrier().call("read clock", id, null, c.clock()::lowerBound);
+        return now.toEpochMilli() * 1024 + ThreadLocalRandom.current().nextInt(1024);
+    }
+
+    /** A new attempt of transaction {@code id}: a nonce of its own, its deadline a lease from now (less the skew). */
+    public Attempt begin(Object id, long priority) {
+        Instant until = c.retrier().call("read clock", id, null, c.clock()::lowerBound)
+                .plus(c.settings().lease()).minus(c.settings().maxClockSkew());
+        return new Attempt(id, UUID.randomUUID().toString(), until, priority, System.nanoTime());
+    }
+
+    /** Records {@code ref}'s collection for the sweep, before anything is prepared there. */
+    public void register(Object id, DocumentRef ref) {
+        c.retrier().call("record participants", id, null, () -> {
+            c.sweep().register(ref);
+            return null;
+        });
+    }
+
+    /** One document as of the last committed transaction, with its committed version (read again while it changes). */
+    public Reading read(Object id, DocumentRef ref) {
+        return c.retrier().call("read", id, null, () -> reader.read(ref,
+                (r, doc, transaction) -> new Reading(reader.image(r, doc, transaction), doc), new Reading(CommittedImage.NONE, null)));
+    }
+
+    /**
+     * Several documents as of the last committed transaction: one read per collection; documents
+     * that carry other transactions' markers or locks are judged by the states of those (one
+     * request) and read again until unchanged across it.
+     */
+    public List<Reading> readAll(Object id, List<DocumentRef> refs) {
+        return c.retrier().call("read", id, null, () -> {
+            List<Document> stored = rawAll(refs);
+            for (int attempt = 0; ; attempt++) {
+                Set<Object> named = new LinkedHashSet<>();
+                stored.forEach(doc -> named.addAll(named(doc)));
+                Map<Object, Document> states = new HashMap<>();
+                if (!named.isEmpty()) {
+                    c.store().findAll(List.copyOf(named)).forEach(tx -> states.put(ConsistentCut.key(tx.get(Fields.ID)), tx));
+                }
+                List<Reading> readings = new ArrayList<>(refs.size());
+                for (int i = 0; i < refs.size(); i++) {
+                    Document doc = stored.get(i);
+                    readings.add(doc == null ? new Reading(CommittedImage.NONE, null)
+                            : new Reading(reader.image(refs.get(i), doc, txId -> states.get(ConsistentCut.key(txId))), doc));
+                }
+                if (named.isEmpty()) {
+                    return readings;
+                }
+                List<Document> again = rawAll(refs);
+                if (again.equals(stored) || attempt >= 100) {
+                    return readings;
+                }
+                stored = again;
+            }
+        });
+    }
+
+    private static List<Object> named(Document doc) {
+        List<Object> ids = new ArrayList<>();
+        if (doc == null) {
+            return ids;
+        }
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        if (lock != null && lock.get("tx") != null) {
+            ids.add(lock.get("tx"));
+        }
+        ids.addAll(doc.getList(Fields.MARKERS, Object.class, List.of()));
+        return ids;
+    }
+
+    private List<Document> rawAll(List<DocumentRef> refs) {
+        Map<List<String>, List<Object>> byCollection = new LinkedHashMap<>();
+        for (DocumentRef ref : refs) {
+            byCollection.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(ref.id());
+        }
+        Map<List<Object>, Document> found = new HashMap<>();
+        byCollection.forEach((coll, ids) -> {
+            Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
+            for (Document doc : c.targets().collection(coll.get(0), coll.get(1), coll.get(2)).find(filter)
+                    .projection(Projections.exclude("__none"))) {
+                found.put(List.of(coll, ConsistentCut.key(doc.get(Fields.ID))), doc);
+            }
+        });
+        List<Document> docs = new ArrayList<>(refs.size());
+        for (DocumentRef ref : refs) {
+            docs.add(found.get(List.of(List.of(ref.target(), ref.database(), ref.collection()), ConsistentCut.key(ref.id()))));
+        }
+        return docs;
+    }
+
+    /** Rolls forward or undoes what other transactions left on {@code stored} and can be decided now; how many it removed. */
+    public int resolve(Attempt a, DocumentRef ref, Document stored) {
+        return c.retrier().call("resolve markers", a.id(), null,
+                () -> c.resolver().resolve(c.targets().collection(ref), stored, a.id(), a.nonce()));
+    }
+
+    public Prepared takeAndChange(Attempt a, int index, DocumentRef ref, CommittedImage read, Document after) {
+        return writes.takeAndChange(a, index, ref, read, after);
+    }
+
+    public Prepared takeForDelete(Attempt a, int index, DocumentRef ref, CommittedImage read) {
+        return writes.takeForDelete(a, index, ref, read);
+    }
+
+    public Prepared insert(Attempt a, int index, DocumentRef ref, Document content) {
+        return writes.insert(a, index, ref, content);
+    }
+
+    public Taken take(Attempt a, int index, DocumentRef ref) {
+        return writes.take(a, index, ref);
+    }
+
+    public Prepared change(Attempt a, int index, DocumentRef ref, Document stored, Document after) {
+        return writes.change(a, index, ref, stored, after);
+    }
+
+    public Prepared markDelete(Attempt a, int index, DocumentRef ref) {
+        return writes.markDelete(a, index, ref);
+    }
+
+    public void unlock(Attempt a, DocumentRef ref) {
+        writes.unlock(a, ref);
+    }
+
+    /** Waits until no write of attempt {@code a} can take effect any more (its deadline plus the skew passed everywhere). */
+    public void awaitPassed(Attempt a) {
+        c.writesInDoubt().awaitPassedEverywhere(a.until(), a.id());
+    }
+
+    /** Undoes every write of {@code ops} that attempt {@code a} put in effect, by its nonce (none can land any more). */
+    public void undo(Attempt a, List<Operation> ops) {
+        twoRound.finish().undoAll(owned(a, ops), false);
+    }
+
+    /**
+     * Commits attempt {@code a}, every write of which ({@code ops}) is in effect, by the commit insert
+     * of its document with {@code fields}: COMMITTED (its outcome, releases handed to the finisher
+     * or done), LATE (inserted after its deadline or abandoned: counts as canceled, its writes
+     * undone), OTHER (the id's document is another transaction's: ours undone, that one returned).
+     */
+    public Committed commit(Attempt a, List<Operation> ops, Document fields) {
+        OwnedTransaction tx = owned(a, ops);
+        String token = c.tokens().next();
+        Document doc = new Document(fields);
+        doc.append(Fields.APPLICATION, c.settings().application()).append(Fields.OWNER, c.settings().owner())
+                .append(Fields.EPOCH, 1L).append(Fields.LEASE_MS, c.settings().lease().toMillis())
+                .append(Fields.OPS, OperationCodec.encode(ops)).append(Fields.TOKEN, token).append(TwoRound.NONCE, a.nonce())
+                .append(TwoRound.PROTOCOL, TwoRound.RULES).append(TwoRound.UNTIL, Date.from(a.until()));
+        CommitInsert.Found found = twoRound.commitInsert().commit(tx, doc, token);
+        switch (found) {
+            case COMMITTED -> {
+                c.settings().metrics().started();
+                return new Committed(Commit.COMMITTED, twoRound.finish().drive(tx, true), null);
+            }
+            case LATE, UNKNOWN, ABANDONED -> {
+                twoRound.commitInsert().late(tx, found); // undoes by the nonce; throws for UNKNOWN
+                return new Committed(Commit.LATE, null, null);
+            }
+            case TAKEN_OVER -> throw new LeaseLostException("transaction " + a.id() + " was taken over before its owner "
+                    + c.settings().owner() + " knew its commit was written", a.id(), TransactionState.PENDING);
+            default -> {
+                twoRound.finish().undoAll(tx, false);
+                return new Committed(Commit.OTHER, null, transaction(a.id()).orElse(null));
+            }
+        }
+    }
+
+    private OwnedTransaction owned(Attempt a, List<Operation> ops) {
+        OwnedTransaction tx = new OwnedTransaction(a.id(), 1L, ops, TransactionState.PENDING, null);
+        tx.nonce = a.nonce();
+        tx.deadline = a.until();
+        tx.insertedBefore = a.until();
+        tx.stampedNanos = a.startNanos();
+        return tx;
+    }
+
+    /** The stored transaction document of {@code id}, if any. */
+    public Optional<Document> transaction(Object id) {
+        return Optional.ofNullable(c.retrier().call("read", id, null, () -> c.store().find(id)));
+    }
+
+    /** The outcome of {@code id} once decided, waiting up to {@code timeout} (see {@link Outcomes#await}). */
+    public Optional<TransactionOutcome> await(Object id, Duration timeout) {
+        return outcomes.await(id, timeout);
+    }
+
+    /**
+     * Deletes a tombstone a resolver wrote for {@code id} under {@code nonce}, a nonce of one of this
+     * transaction's own failed attempts: no commit of it was ever sent, so nothing is left for the
+     * tombstone to stop. True if it was there.
+     */
+    public boolean removeOwnTombstone(Object id, String nonce) {
+        return c.retrier().call("remove tombstone", id, null, () -> c.store().collection().deleteOne(new Document(Fields.ID, id)
+                .append(TwoRound.NONCE, nonce).append(Resolver.TOMBSTONE, true)).getDeletedCount() == 1);
+    }
+
+    /** The id of a new transaction, from the manager's {@code ids}. */
+    public Object newId() {
+        return c.settings().ids().get();
+    }
+
+    /** Refuses an id that is not a plain value, or that no two-round entry can be named after. */
+    public static void checkId(Object id) {
+        DocumentRef.requirePlainId(id, "transaction id");
+        if (!EntryName.supports(id)) {
+            throw new InvalidTransactionException("transaction id " + id + " cannot be used by an interactive transaction", id);
+        }
+    }
+}

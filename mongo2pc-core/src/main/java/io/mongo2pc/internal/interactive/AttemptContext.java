@@ -1,0 +1,276 @@
+package io.mongo2pc.internal.interactive;
+
+import io.mongo2pc.ConflictKind;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionContext;
+import io.mongo2pc.internal.CommittedImage;
+import io.mongo2pc.internal.Fields;
+import io.mongo2pc.internal.TwoRoundAccess;
+import io.mongo2pc.internal.TwoRoundAccess.Kind;
+import io.mongo2pc.internal.TwoRoundAccess.Reading;
+import io.mongo2pc.internal.TwoRoundAccess.Taken;
+import io.mongo2pc.internal.Versions;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One attempt's {@link TransactionContext} (docs/INTERACTIVE.md, "Reading"): its buffer of
+ * documents, each read once (optimistically: the committed image and version, waiting for another
+ * transaction's lock not committed; after a conflict: taken, wait-die by priority), then answered
+ * from the buffer with the body's writes applied. A conflict met while reading ends the attempt:
+ * {@link Lost} is thrown and kept, so the attempt cannot commit even if the body catches it.
+ * Not thread-safe (synchronized against misuse from another thread).
+ */
+final class AttemptContext implements TransactionContext {
+    private final TwoRoundAccess access;
+    private final TwoRoundAccess.Attempt attempt;
+    private final int number;
+    private final boolean pessimistic;
+    private final Waits waits;
+    private final Map<DocumentRef, Entry> buffer = new LinkedHashMap<>();
+    private Lost lost;
+    /** A failure of the protocol while reading (a crash point, the database given up on): it ends everything as it is. */
+    private RuntimeException failure;
+    private boolean closed;
+
+    AttemptContext(TwoRoundAccess access, TwoRoundAccess.Attempt attempt, int number, boolean pessimistic, Waits waits) {
+        this.access = access;
+        this.attempt = attempt;
+        this.number = number;
+        this.pessimistic = pessimistic;
+        this.waits = waits;
+    }
+
+    TwoRoundAccess.Attempt handle() {
+        return attempt;
+    }
+
+    boolean pessimistic() {
+        return pessimistic;
+    }
+
+    /** The conflict this attempt met while the body ran, or null. */
+    synchronized Lost lost() {
+        return lost;
+    }
+
+    /** The protocol's failure met while the body ran, or null. */
+    synchronized RuntimeException failure() {
+        return failure;
+    }
+
+    /** The documents the attempt touched, in the order it first did. */
+    synchronized Collection<Entry> entries() {
+        return buffer.values();
+    }
+
+    /** Ends the body's use of this context. */
+    synchronized void close() {
+        closed = true;
+    }
+
+    @Override
+    public synchronized Optional<Document> get(DocumentRef document) {
+        Entry entry = entry(document);
+        return Optional.ofNullable(entry.current).map(BsonValues::normalized);
+    }
+
+    @Override
+    public synchronized <T> Optional<T> get(DocumentRef document, Class<T> type) {
+        Entry entry = entry(document);
+        return Optional.ofNullable(entry.current)
+                .map(doc -> Codecs.fromDocument(doc, type, access.collection(document).getCodecRegistry(), document));
+    }
+
+    @Override
+    public synchronized boolean insert(DocumentRef document, Object content) {
+        Document doc = stored(document, content);
+        Entry entry = entry(document);
+        if (entry.current != null) {
+            return false;
+        }
+        entry.current = doc;
+        entry.written = true;
+        return true;
+    }
+
+    @Override
+    public synchronized boolean update(DocumentRef document, Bson update) {
+        requireOpen();
+        Document operators = Codecs.toDocument(update, access.collection(document).getCodecRegistry(), document);
+        if (operators.isEmpty() || operators.keySet().stream().noneMatch(k -> k.startsWith("$"))) {
+            throw new InvalidTransactionException(document + ": update needs update operators ($set, $inc, ...); use replace for a whole document");
+        }
+        access.check(Operation.update(document, operators, null));
+        UpdateOperators.check(operators, document);
+        Entry entry = entry(document);
+        if (entry.current == null) {
+            return false;
+        }
+        entry.current = UpdateOperators.apply(entry.current, operators, document);
+        entry.written = true;
+        return true;
+    }
+
+    @Override
+    public synchronized boolean replace(DocumentRef document, Object content) {
+        Document doc = stored(document, content);
+        Entry entry = entry(document);
+        if (entry.current == null) {
+            return false;
+        }
+        if (entry.current.containsKey(Fields.MARKERS) && !doc.containsKey(Fields.MARKERS)) {
+            doc.put(Fields.MARKERS, entry.current.get(Fields.MARKERS)); // a tutorial account keeps its marker array
+        }
+        entry.current = doc;
+        entry.written = true;
+        return true;
+    }
+
+    @Override
+    public synchronized boolean delete(DocumentRef document) {
+        requireOpen();
+        access.check(Operation.delete(document, null));
+        Entry entry = entry(document);
+        if (entry.current == null) {
+            return false;
+        }
+        entry.current = null;
+        entry.written = true;
+        return true;
+    }
+
+    @Override
+    public Object transactionId() {
+        return attempt.id();
+    }
+
+    @Override
+    public int attempt() {
+        return number;
+    }
+
+    /** {@code content} as the document to store under {@code ref}: checked, its {@code _id} the reference's. */
+    private Document stored(DocumentRef ref, Object content) {
+        requireOpen();
+        Document doc = Codecs.toDocument(content, access.collection(ref).getCodecRegistry(), ref);
+        access.check(Operation.insert(ref, doc));
+        Document withId = new Document("_id", ref.id());
+        doc.forEach((k, v) -> {
+            if (!k.equals("_id")) {
+                withId.put(k, v);
+            }
+        });
+        return withId;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the context of attempt " + number + " of transaction " + attempt.id()
+                    + " was used after its body returned");
+        }
+        if (lost != null) {
+            throw lost; // the attempt is over: the body runs again
+        }
+    }
+
+    /** The buffered entry of {@code ref}, read now if the attempt has not touched it yet. */
+    private Entry entry(DocumentRef ref) {
+        requireOpen();
+        DocumentRef key = ref.withComparableId();
+        Entry entry = buffer.get(key);
+        if (entry != null) {
+            return entry;
+        }
+        access.check(Operation.delete(ref, null));
+        try {
+            entry = pessimistic ? take(key) : read(key);
+        } catch (Lost e) {
+            lost = e;
+            throw e;
+        } catch (InvalidTransactionException e) {
+            throw e;
+        } catch (RuntimeException | Error e) {
+            failure = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+            throw e;
+        }
+        buffer.put(key, entry);
+        return entry;
+    }
+
+    /**
+     * An optimistic read: the committed image and version. What committed transactions left on the
+     * document is rolled forward first (so the attempt's write finds it clean); another
+     * transaction's lock that is not committed is waited for (this attempt holds nothing yet).
+     */
+    private Entry read(DocumentRef ref) {
+        for (int round = 0; ; round++) {
+            Reading reading = access.read(attempt.id(), ref);
+            if (reading.clean() || round >= 3 && reading.lock() == null) {
+                return new Entry(ref, buffer.size(), reading.image(), null);
+            }
+            if (access.resolve(attempt, ref, reading.stored()) > 0) {
+                continue;
+            }
+            Document lock = reading.lock();
+            if (lock == null) {
+                return new Entry(ref, buffer.size(), reading.image(), null); // increments in flight: left out of the view
+            }
+            waits.pause(round, ConflictKind.HELD, ref, lock.get("tx"), ref + " is taken by transaction " + lock.get("tx"));
+        }
+    }
+
+    /**
+     * A pessimistic read: the document taken for this attempt. A younger interactive holder makes an
+     * older attempt wait; an older one ends a younger attempt at once (wait-die); a fixed-operation
+     * transaction (its markers, or a lock without a priority) is waited for up to conflictTimeout.
+     */
+    private Entry take(DocumentRef ref) {
+        long heldSince = 0;
+        for (int round = 0; ; round++) {
+            Taken taken = access.take(attempt, buffer.size(), ref);
+            switch (taken.kind()) {
+                case IN_EFFECT -> {
+                    Document stored = taken.stored();
+                    Document content = new Document(stored);
+                    content.remove(Fields.LOCK);
+                    content.remove(Versions.FIELD);
+                    return new Entry(ref, buffer.size(), new CommittedImage(content, Versions.of(stored)), stored);
+                }
+                case CHANGED -> {
+                    return new Entry(ref, buffer.size(), CommittedImage.NONE, null); // missing: checked at the commit
+                }
+                case EXPIRED -> throw new Lost(ConflictKind.EXPIRED, ref, null, taken.reason());
+                default -> {
+                    boolean interactiveHolder = taken.holderPriority() != null && !attempt.id().equals(taken.heldBy());
+                    if (interactiveHolder && taken.holderPriority() < attempt.priority()) {
+                        throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason() + ", an older transaction");
+                    }
+                    if (!interactiveHolder) {
+                        heldSince = heldSince == 0 ? waits.now() : heldSince;
+                        if (waits.now() - heldSince > access.settings().conflictTimeout().toNanos()) {
+                            throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
+                        }
+                    }
+                    waits.pause(round, ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
+                }
+            }
+        }
+    }
+
+    /** Kinds of a take's answer other than in effect that end the attempt here (for the commit). */
+    static ConflictKind conflictOf(Kind kind) {
+        return switch (kind) {
+            case CHANGED -> ConflictKind.CHANGED;
+            case HELD -> ConflictKind.HELD;
+            default -> ConflictKind.EXPIRED;
+        };
+    }
+}
