@@ -51,7 +51,7 @@ public class Mongo2pcAutoConfiguration {
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public TransactionManager mongo2pcTransactionManager(Mongo2pcProperties properties, Mongo2pcTargets targets,
+    public TransactionManager mongo2pcManager(Mongo2pcProperties properties, Mongo2pcTargets targets,
                                                          ObjectProvider<TransactionMetrics> metrics,
                                                          ObjectProvider<TransactionObservations> observations,
                                                          ObjectProvider<TransactionManagerCustomizer> customizers) {

@@ -85,6 +85,16 @@ public class Mongo2pcProperties {
     private final Worker worker = new Worker();
     private final Metrics metrics = new Metrics();
     private final Tracing tracing = new Tracing();
+    private final Transactional transactional = new Transactional();
+
+    /** Spring's transactions on mongo2pc: mongo2pcTransactionManager (@Transactional, TransactionTemplate). */
+    public static class Transactional {
+        /** How long a method that gives no timeout of its own runs again after conflicts before it fails. */
+        private Duration timeout = Duration.ofSeconds(15);
+
+        public Duration getTimeout() { return timeout; }
+        public void setTimeout(Duration timeout) { this.timeout = timeout; }
+    }
 
     /** The transfer and payment API beans. */
     public static class Bank {
@@ -175,4 +185,5 @@ public class Mongo2pcProperties {
     public Worker getWorker() { return worker; }
     public Metrics getMetrics() { return metrics; }
     public Tracing getTracing() { return tracing; }
+    public Transactional getTransactional() { return transactional; }
 }
