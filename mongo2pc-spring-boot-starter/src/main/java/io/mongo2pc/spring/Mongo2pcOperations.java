@@ -74,7 +74,7 @@ public class Mongo2pcOperations {
     /**
      * Inserts {@code entity}: an id is made if it has none (an ObjectId, as Spring Data does), a
      * {@code @Version} starts at 0 (1 if primitive). {@link DuplicateKeyException} if the transaction sees a document
-     * with its id. Returns {@code entity}, its id and version set.
+     * with its id. Returns {@code entity} with its id and version set (a copy, if immutable: a record).
      */
     public <T> T insert(T entity) {
         return inTransaction(ctx -> {
@@ -86,7 +86,7 @@ public class Mongo2pcOperations {
             if (!translated(() -> ctx.insert(mapped.ref(doc), doc))) {
                 throw new DuplicateKeyException(mapped.ref(doc) + " already exists: " + entity + " not inserted");
             }
-            return entity;
+            return mapped.bean();
         });
     }
 
@@ -116,7 +116,7 @@ public class Mongo2pcOperations {
             if (!translated(() -> ctx.replace(ref, doc))) {
                 translated(() -> ctx.insert(ref, doc));
             }
-            return entity;
+            return mapped.bean();
         });
     }
 
@@ -162,6 +162,12 @@ public class Mongo2pcOperations {
             }
             Object value = accessor.getProperty(version);
             return value == null || (version.getType().isPrimitive() && ((Number) value).longValue() == 0);
+        }
+
+        /** The entity as mapped: {@code entity} itself, or a copy with the id and version set if it is immutable (a record). */
+        @SuppressWarnings("unchecked")
+        <T> T bean() {
+            return (T) accessor.getBean();
         }
 
         DocumentRef ref(Document written) {

@@ -67,8 +67,12 @@ public class Mongo2pcTransactionAutoConfiguration {
         }
     }
 
-    /** The application has a transaction manager of its own: that one stays the default. */
+    /**
+     * The application has a transaction manager of its own: that one stays the default. (Either
+     * configuration may be looked at first; each condition holds in its case only.)
+     */
     @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean(org.springframework.transaction.TransactionManager.class)
     @ConditionalOnMissingBean(name = TRANSACTION_MANAGER)
     static class BesideAnother {
         @Bean(name = TRANSACTION_MANAGER, defaultCandidate = false)
