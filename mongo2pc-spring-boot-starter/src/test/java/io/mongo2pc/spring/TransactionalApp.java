@@ -91,11 +91,16 @@ class TransactionalApp {
     static class Wallets {
         final Mongo2pcOperations ops;
         final ApplicationEventPublisher events;
-        final AtomicInteger refusedRuns = new AtomicInteger();
+        private final AtomicInteger refusedRuns = new AtomicInteger();
 
         Wallets(Mongo2pcOperations ops, ApplicationEventPublisher events) {
             this.ops = ops;
             this.events = events;
+        }
+
+        /** How many times a method of a refused propagation ran. */
+        public int refusedRuns() {
+            return refusedRuns.get();
         }
 
         @Transactional(transactionManager = TM)
@@ -228,11 +233,16 @@ class TransactionalApp {
     static class Counters {
         final Mongo2pcOperations ops;
         final ApplicationEventPublisher events;
-        final List<Integer> runs = new CopyOnWriteArrayList<>();
+        private final List<Integer> runs = new CopyOnWriteArrayList<>();
 
         Counters(Mongo2pcOperations ops, ApplicationEventPublisher events) {
             this.ops = ops;
             this.events = events;
+        }
+
+        /** The attempt number of each run of {@link #increment}, in order. */
+        public List<Integer> runs() {
+            return List.copyOf(runs);
         }
 
         @Transactional(transactionManager = TM)
@@ -256,8 +266,16 @@ class TransactionalApp {
 
     /** Events of committed transactions only, however many times their methods ran. */
     static class Receipts {
-        final List<Deposited> committed = new CopyOnWriteArrayList<>();
-        final List<Deposited> rolledBack = new CopyOnWriteArrayList<>();
+        private final List<Deposited> committed = new CopyOnWriteArrayList<>();
+        private final List<Deposited> rolledBack = new CopyOnWriteArrayList<>();
+
+        public List<Deposited> committed() {
+            return List.copyOf(committed);
+        }
+
+        public List<Deposited> rolledBack() {
+            return List.copyOf(rolledBack);
+        }
 
         @TransactionalEventListener(phase = TransactionPhase.AFTER_COMMIT)
         public void afterCommit(Deposited deposited) {
