@@ -1,5 +1,7 @@
 package io.mongo2pc.spring;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -39,9 +41,36 @@ import java.util.concurrent.atomic.AtomicInteger;
 class TransactionalApp {
     static final String TM = Mongo2pcTransactionAutoConfiguration.TRANSACTION_MANAGER;
 
+    /** Checks that every observation is started, scoped and stopped in order, and keeps the stopped ones. */
     @Bean
-    TestObservationRegistry observationRegistry() {
-        return TestObservationRegistry.create();
+    TestObservationRegistry observationRegistry(StoppedObservations stopped) {
+        TestObservationRegistry registry = TestObservationRegistry.create();
+        registry.observationConfig().observationHandler(stopped);
+        return registry;
+    }
+
+    @Bean
+    StoppedObservations stoppedObservations() {
+        return new StoppedObservations();
+    }
+
+    /** The observations stopped so far, in the order they stopped. */
+    static final class StoppedObservations implements ObservationHandler<Observation.Context> {
+        private final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+
+        @Override
+        public boolean supportsContext(Observation.Context context) {
+            return true;
+        }
+
+        @Override
+        public void onStop(Observation.Context context) {
+            stopped.add(context);
+        }
+
+        List<Observation.Context> named(String name) {
+            return stopped.stream().filter(c -> name.equals(c.getName())).toList();
+        }
     }
 
     /** A wallet, with Spring Data's mapping: its collection, a renamed field, optimistic locking. */

@@ -1,0 +1,141 @@
+package io.mongo2pc.spring;
+
+import io.micrometer.common.KeyValue;
+import io.micrometer.observation.Observation;
+import io.mongo2pc.ConflictKind;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spring.TransactionalApp.Counter;
+import io.mongo2pc.spring.TransactionalApp.Counters;
+import io.mongo2pc.spring.TransactionalApp.Deposited;
+import io.mongo2pc.spring.TransactionalApp.Receipts;
+import io.mongo2pc.spring.TransactionalApp.StoppedObservations;
+import io.mongo2pc.testing.TestManagers;
+import org.bson.Document;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.dao.ConcurrencyFailureException;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Conflicts between {@code @Transactional} methods on one document: the loser's method runs again
+ * and both count; conflicts that outlast the method's timeout become Spring's
+ * {@code ConcurrencyFailureException}; what each run leaves in events and observations.
+ */
+class TransactionalConflictTest extends TransactionalTestBase {
+    private final ExecutorService threads = Executors.newFixedThreadPool(2);
+
+    @Autowired Counters counters;
+    @Autowired Receipts receipts;
+    @Autowired StoppedObservations observations;
+
+    @AfterEach
+    void stopThreads() {
+        threads.shutdownNow();
+    }
+
+    @Test
+    void twoThreadsOneDocument_theLoserRunsAgain_bothIncrementsCount_eventsOncePerCommit() throws Exception {
+        String id = unique("counter");
+        ops.insert(new Counter(id, 0));
+        CyclicBarrier firstRuns = new CyclicBarrier(2); // both first runs read 0 before either writes
+        int runsBefore = counters.runs().size();
+
+        Future<Long> a = threads.submit(() -> counters.increment(id, firstRuns));
+        Future<Long> b = threads.submit(() -> counters.increment(id, firstRuns));
+
+        assertThat(List.of(a.get(60, TimeUnit.SECONDS), b.get(60, TimeUnit.SECONDS))).containsExactlyInAnyOrder(1L, 2L);
+        assertThat(ops.findById(id, Counter.class)).get().extracting(Counter::value).isEqualTo(2L);
+        List<Integer> runs = counters.runs().subList(runsBefore, counters.runs().size());
+        assertThat(runs).as("attempt of each run").containsExactlyInAnyOrder(1, 1, 2);
+        assertThat(receipts.committed().stream().filter(d -> d.wallet().equals(id)))
+                .as("after-commit events: one per committed transaction").hasSize(2);
+        assertThat(receipts.rolledBack().stream().filter(d -> d.wallet().equals(id)))
+                .as("after-rollback events: the run that lost").containsExactly(new Deposited(id, 1));
+        assertAttemptsObserved(id);
+    }
+
+    /** One observation per run, each a child of its transaction's, the lost one marked so. */
+    private void assertAttemptsObserved(String counterId) {
+        List<Observation.Context> attempts = observations.named(TransactionSpans.ATTEMPT);
+        Map<String, List<Observation.Context>> byTransaction = attempts.stream()
+                .collect(Collectors.groupingBy(c -> c.getHighCardinalityKeyValue(TransactionSpans.ID).getValue()));
+        List<Observation.Context> transactions = observations.named(TransactionSpans.TRANSACTION).stream()
+                .filter(t -> t.getLowCardinalityKeyValue(TransactionSpans.NAME_KEY).getValue().endsWith("Counters.increment"))
+                .toList();
+        Function<Observation.Context, List<Observation.Context>> runsOf = t ->
+                byTransaction.getOrDefault(t.getHighCardinalityKeyValue(TransactionSpans.ID).getValue(), List.of());
+        Observation.Context twice = transactions.stream().filter(t -> runsOf.apply(t).size() == 2).reduce((x, y) -> y)
+                .orElseThrow(() -> new AssertionError("no transaction observed with two runs among " + transactions));
+        assertThat(twice.getLowCardinalityKeyValue(TransactionSpans.OUTCOME)).isEqualTo(KeyValue.of(TransactionSpans.OUTCOME, "committed"));
+        List<Observation.Context> itsRuns = runsOf.apply(twice);
+        assertThat(itsRuns).allSatisfy(run -> assertThat(run.getParentObservation()).isNotNull()
+                .extracting(parent -> parent.getContextView()).isSameAs(twice));
+        assertThat(itsRuns).extracting(run -> run.getLowCardinalityKeyValue(TransactionSpans.OUTCOME).getValue())
+                .containsExactly("conflict", "committed");
+        assertThat(itsRuns).extracting(run -> run.getHighCardinalityKeyValue(TransactionSpans.ATTEMPT_NUMBER).getValue())
+                .containsExactly("1", "2");
+    }
+
+    @Test
+    void conflictsPastTheTimeout_throwConcurrencyFailureException_withIdAttemptsAndTheHolder() throws Exception {
+        String id = unique("held");
+        ops.insert(new Counter(id, 5));
+        DocumentRef held = DocumentRef.of(DATABASE, ops.collectionName(Counter.class), id);
+        String holderId = unique("holder");
+        CountDownLatch taken = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        // another process's transaction on the same document, stopped right after it locked it
+        try (TransactionManager other = TestManagers.builder(client, DATABASE, "other-process").crashHook((point, tx) -> {
+            if (holderId.equals(tx) && point.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0))) {
+                taken.countDown();
+                awaitQuietly(release);
+            }
+        }).build()) {
+            Future<TransactionOutcome> holding = threads.submit(() -> other.run(holderId,
+                    List.of(Operation.update(held, new Document("$set", new Document("note", "held")), null))));
+            assertThat(taken.await(30, TimeUnit.SECONDS)).as("the other transaction holds the document").isTrue();
+
+            assertThatThrownBy(() -> counters.incrementWithin1s(id))
+                    .isInstanceOf(ConcurrencyFailureException.class)
+                    .isInstanceOfSatisfying(Mongo2pcConflictException.class, e -> {
+                        assertThat(e.transactionId()).isNotNull();
+                        assertThat(e.attempts()).isPositive();
+                        assertThat(e.conflictKind()).isEqualTo(ConflictKind.HELD);
+                        assertThat(e.conflictDocument()).isEqualTo(held);
+                        assertThat(e.conflictingTransaction()).isEqualTo(holderId);
+                        assertThat(e.getMessage()).contains(String.valueOf(e.transactionId()));
+                    });
+
+            release.countDown();
+            assertThat(holding.get(60, TimeUnit.SECONDS).isCommitted()).isTrue();
+            assertThat(other.awaitFinished(java.time.Duration.ofSeconds(30))).isTrue();
+        }
+        assertThat(ops.findById(id, Counter.class)).get().extracting(Counter::value).as("nothing of the method").isEqualTo(5L);
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
