@@ -226,8 +226,10 @@ final class InteractiveWrites {
 
     /** A pessimistic attempt's change of a document it took: the diff, version + 1, the before-image in the lock. */
     Prepared change(Attempt a, int index, DocumentRef ref, Document stored, Document after) {
-        Document before = LockedWrites.strip(stored);
-        Document update = diff(before, after);
+        Document before = LockedWrites.strip(stored); // the before-image: its version included
+        Document content = new Document(before);
+        content.remove(Versions.FIELD);
+        Document update = diff(content, after);
         update.get("$set", Document.class).append(Versions.FIELD, Versions.of(stored) + 1).append(Fields.LOCK_UNDO, before);
         return underLock(a, index, ref, update);
     }

@@ -250,7 +250,9 @@ final class AttemptContext implements TransactionContext {
                 case EXPIRED -> throw new Lost(ConflictKind.EXPIRED, ref, null, taken.reason());
                 default -> {
                     boolean interactiveHolder = taken.holderPriority() != null && !attempt.id().equals(taken.heldBy());
-                    if (interactiveHolder && taken.holderPriority() < attempt.priority()) {
+                    // Wait-die: a younger attempt that holds something ends rather than wait for an older one (no
+                    // cycle of waits can form); one that holds nothing yet waits, as no one can wait for it.
+                    if (interactiveHolder && taken.holderPriority() < attempt.priority() && holdsAny()) {
                         throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason() + ", an older transaction");
                     }
                     if (!interactiveHolder) {
@@ -263,6 +265,11 @@ final class AttemptContext implements TransactionContext {
                 }
             }
         }
+    }
+
+    /** True if this attempt has taken a document (a pessimistic read): others may be waiting for it. */
+    private boolean holdsAny() {
+        return buffer.values().stream().anyMatch(e -> e.taken != null);
     }
 
     /** Kinds of a take's answer other than in effect that end the attempt here (for the commit). */
