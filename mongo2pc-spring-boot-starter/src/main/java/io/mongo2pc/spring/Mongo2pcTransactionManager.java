@@ -13,6 +13,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.TransactionUsageException;
 import org.springframework.transaction.UnexpectedRollbackException;
+import org.springframework.transaction.interceptor.DefaultTransactionAttribute;
 import org.springframework.transaction.support.CallbackPreferringPlatformTransactionManager;
 import org.springframework.transaction.support.TransactionCallback;
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -173,7 +174,7 @@ public class Mongo2pcTransactionManager implements CallbackPreferringPlatformTra
         Runs(TransactionDefinition def, TransactionCallback<T> callback) {
             this.def = def;
             this.callback = callback;
-            this.traced = spans.start(def.getName());
+            this.traced = spans.start(name(def));
         }
 
         T transact(TransactionOptions options) {
@@ -299,8 +300,18 @@ public class Mongo2pcTransactionManager implements CallbackPreferringPlatformTra
                 + " and rollback");
     }
 
-    private static String name(TransactionDefinition def) {
-        return def.getName() == null ? "transaction" : def.getName();
+    /**
+     * The transaction's name: the definition's, or the {@code @Transactional} method's (Spring hands a
+     * callback-preferring manager the method's attribute, which names it only as its descriptor).
+     */
+    static String name(TransactionDefinition def) {
+        if (def.getName() != null) {
+            return def.getName();
+        }
+        if (def instanceof DefaultTransactionAttribute attribute && attribute.getDescriptor() != null) {
+            return attribute.getDescriptor();
+        }
+        return "transaction";
     }
 
     private static String propagation(int behavior) {

@@ -24,7 +24,7 @@ public final class Mongo2pcTransactionStatus extends AbstractTransactionStatus {
     Mongo2pcTransactionStatus(ThreadTransaction transaction, boolean newTransaction, TransactionDefinition definition) {
         this.transaction = transaction;
         this.newTransaction = newTransaction;
-        this.name = definition.getName() == null ? "" : definition.getName();
+        this.name = Mongo2pcTransactionManager.name(definition);
         this.readOnly = definition.isReadOnly();
     }
 

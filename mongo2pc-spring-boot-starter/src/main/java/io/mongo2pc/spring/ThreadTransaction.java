@@ -57,7 +57,7 @@ final class ThreadTransaction {
         TransactionSynchronizationManager.bindResource(manager, tx);
         TransactionSynchronizationManager.initSynchronization();
         TransactionSynchronizationManager.setActualTransactionActive(true);
-        TransactionSynchronizationManager.setCurrentTransactionName(definition.getName());
+        TransactionSynchronizationManager.setCurrentTransactionName(Mongo2pcTransactionManager.name(definition));
         TransactionSynchronizationManager.setCurrentTransactionReadOnly(definition.isReadOnly());
         TransactionSynchronizationManager.setCurrentTransactionIsolationLevel(
                 definition.getIsolationLevel() == TransactionDefinition.ISOLATION_DEFAULT ? null : definition.getIsolationLevel());

@@ -29,8 +29,7 @@ final class TransactionSpans {
         this.registry = registry;
     }
 
-    Traced start(String name) {
-        String method = name == null || name.isEmpty() ? "transaction" : name;
+    Traced start(String method) {
         Observation transaction = Observation.createNotStarted(TRANSACTION, registry)
                 .contextualName("mongo2pc " + method)
                 .lowCardinalityKeyValue(NAME_KEY, method)
