@@ -101,6 +101,10 @@ class TransactionalApp {
         long amount;
     }
 
+    /** An id mongo2pc cannot make (a number). */
+    @Document("tickets")
+    record Ticket(@Id Long number, String text) { }
+
     interface WalletRepository extends MongoRepository<Wallet, String> { }
 
     static class Refusal extends Exception {

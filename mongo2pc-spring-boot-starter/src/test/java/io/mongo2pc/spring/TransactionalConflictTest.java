@@ -121,7 +121,8 @@ class TransactionalConflictTest extends TransactionalTestBase {
                         assertThat(e.conflictKind()).isEqualTo(ConflictKind.HELD);
                         assertThat(e.conflictDocument()).isEqualTo(held);
                         assertThat(e.conflictingTransaction()).isEqualTo(holderId);
-                        assertThat(e.getMessage()).contains(String.valueOf(e.transactionId()));
+                        assertThat(e.getMessage()).contains(String.valueOf(e.transactionId()))
+                                .as("@Transactional(timeout = 1)").contains("within 1000ms");
                     });
 
             release.countDown();
