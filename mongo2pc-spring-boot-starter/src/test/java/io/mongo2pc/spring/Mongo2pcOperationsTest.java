@@ -1,16 +1,13 @@
 package io.mongo2pc.spring;
 
 import io.mongo2pc.DocumentRef;
-import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOptions;
 import io.mongo2pc.TransactionResult;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spring.TransactionalApp.Counter;
 import io.mongo2pc.spring.TransactionalApp.Receipt;
 import io.mongo2pc.spring.TransactionalApp.Ticket;
 import io.mongo2pc.spring.TransactionalApp.Wallet;
 import io.mongo2pc.spring.TransactionalApp.WalletRepository;
-import io.mongo2pc.testing.TestManagers;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 import org.junit.jupiter.api.Test;
@@ -21,11 +18,6 @@ import org.springframework.dao.OptimisticLockingFailureException;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -153,34 +145,16 @@ class Mongo2pcOperationsTest extends TransactionalTestBase {
         Wallet alice = wallet("alice", 100);
         DocumentRef ref = DocumentRef.of(DATABASE, "wallets", alice.id);
         String holderId = unique("holder");
-        CountDownLatch prepared = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
-        ExecutorService thread = Executors.newSingleThreadExecutor();
-        try (TransactionManager other = TestManagers.builder(client, DATABASE, "other-process").crashHook((point, tx) -> {
-            if (holderId.equals(tx) && point.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0))) {
-                prepared.countDown();
-                try {
-                    release.await(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }).build()) {
-            Future<TransactionResult<Object>> committing = thread.submit(() -> other.transact(
-                    TransactionOptions.builder().id(holderId).build(), ctx -> {
-                        ctx.update(ref, new Document("$inc", new Document("bal", 50)));
-                        return null;
-                    }));
-            assertThat(prepared.await(30, TimeUnit.SECONDS)).isTrue();
+        try (StoppedTransaction<TransactionResult<Object>> other = new StoppedTransaction<>(client, DATABASE, holderId, manager ->
+                manager.transact(TransactionOptions.builder().id(holderId).build(), ctx -> {
+                    ctx.update(ref, new Document("$inc", new Document("bal", 50)));
+                    return null;
+                }))) {
 
             assertThat(repository.findById(alice.id)).get().extracting(w -> w.balance).as("not committed").isEqualTo(150L);
             assertThat(ops.findById(alice.id, Wallet.class)).get().extracting(w -> w.balance).isEqualTo(100L);
 
-            release.countDown();
-            assertThat(committing.get(60, TimeUnit.SECONDS).outcome().isCommitted()).isTrue();
-            assertThat(other.awaitFinished(java.time.Duration.ofSeconds(30))).isTrue();
-        } finally {
-            thread.shutdownNow();
+            assertThat(other.release().outcome().isCommitted()).isTrue();
         }
         assertThat(ops.findById(alice.id, Wallet.class)).get().extracting(w -> w.balance).isEqualTo(150L);
         assertThat(repository.findById(alice.id)).get().extracting(w -> w.balance).isEqualTo(150L);

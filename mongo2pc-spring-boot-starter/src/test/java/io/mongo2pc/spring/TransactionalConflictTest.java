@@ -5,15 +5,12 @@ import io.micrometer.observation.Observation;
 import io.mongo2pc.ConflictKind;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spring.TransactionalApp.Counter;
 import io.mongo2pc.spring.TransactionalApp.Counters;
 import io.mongo2pc.spring.TransactionalApp.Deposited;
 import io.mongo2pc.spring.TransactionalApp.Receipts;
 import io.mongo2pc.spring.TransactionalApp.StoppedObservations;
-import io.mongo2pc.testing.TestManagers;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -22,7 +19,6 @@ import org.springframework.dao.ConcurrencyFailureException;
 
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -100,18 +96,9 @@ class TransactionalConflictTest extends TransactionalTestBase {
         ops.insert(new Counter(id, 5));
         DocumentRef held = DocumentRef.of(DATABASE, ops.collectionName(Counter.class), id);
         String holderId = unique("holder");
-        CountDownLatch taken = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
         // another process's transaction on the same document, stopped right after it locked it
-        try (TransactionManager other = TestManagers.builder(client, DATABASE, "other-process").crashHook((point, tx) -> {
-            if (holderId.equals(tx) && point.equals(CrashPoint.after(CrashPoint.Step.APPLY, 0))) {
-                taken.countDown();
-                awaitQuietly(release);
-            }
-        }).build()) {
-            Future<TransactionOutcome> holding = threads.submit(() -> other.run(holderId,
-                    List.of(Operation.update(held, new Document("$set", new Document("note", "held")), null))));
-            assertThat(taken.await(30, TimeUnit.SECONDS)).as("the other transaction holds the document").isTrue();
+        try (StoppedTransaction<TransactionOutcome> other = new StoppedTransaction<>(client, DATABASE, holderId, manager ->
+                manager.run(holderId, List.of(Operation.update(held, new Document("$set", new Document("note", "held")), null))))) {
 
             assertThatThrownBy(() -> counters.incrementWithin1s(id))
                     .isInstanceOf(ConcurrencyFailureException.class)
@@ -125,18 +112,8 @@ class TransactionalConflictTest extends TransactionalTestBase {
                                 .as("@Transactional(timeout = 1)").contains("within 1000ms");
                     });
 
-            release.countDown();
-            assertThat(holding.get(60, TimeUnit.SECONDS).isCommitted()).isTrue();
-            assertThat(other.awaitFinished(java.time.Duration.ofSeconds(30))).isTrue();
+            assertThat(other.release().isCommitted()).isTrue();
         }
         assertThat(ops.findById(id, Counter.class)).get().extracting(Counter::value).as("nothing of the method").isEqualTo(5L);
-    }
-
-    private static void awaitQuietly(CountDownLatch latch) {
-        try {
-            latch.await(60, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }
