@@ -48,6 +48,7 @@ class Mongo2pcSpringBootTest {
     static void mongo(DynamicPropertyRegistry registry) {
         registry.add("spring.mongodb.uri", SharedMongo::uri);
         registry.add("mongo2pc.database", () -> DATABASE);
+        registry.add("spring.mongodb.database", () -> DATABASE); // Spring Data's (on the test classpath), else none in the URI
     }
 
     @AfterAll
