@@ -13,43 +13,38 @@ import org.springframework.dao.ConcurrencyFailureException;
  * transaction's id, how many times the method ran, and the last conflict.
  */
 public class Mongo2pcConflictException extends ConcurrencyFailureException {
-    private final transient Object transactionId;
-    private final int attempts;
-    private final ConflictKind conflictKind;
-    private final transient DocumentRef conflictDocument;
-    private final transient Object conflictingTransaction;
 
     public Mongo2pcConflictException(TransactionConflictException cause) {
         super(cause.getMessage(), cause);
-        this.transactionId = cause.transactionId();
-        this.attempts = cause.attempts();
-        this.conflictKind = cause.conflictKind();
-        this.conflictDocument = cause.conflictDocument();
-        this.conflictingTransaction = cause.conflictingTransaction();
+    }
+
+    /** The mongo2pc exception: what it says, said by the core. */
+    public TransactionConflictException conflict() {
+        return (TransactionConflictException) getCause();
     }
 
     /** The mongo2pc transaction's id (the same in every run of the method). */
     public Object transactionId() {
-        return transactionId;
+        return conflict().transactionId();
     }
 
     /** How many times the method ran. */
     public int attempts() {
-        return attempts;
+        return conflict().attempts();
     }
 
     /** Why the last run lost. */
     public ConflictKind conflictKind() {
-        return conflictKind;
+        return conflict().conflictKind();
     }
 
     /** The document of the last conflict, or null if it concerned no one document. */
     public DocumentRef conflictDocument() {
-        return conflictDocument;
+        return conflict().conflictDocument();
     }
 
     /** The transaction that held that document, or null if not known. */
     public Object conflictingTransaction() {
-        return conflictingTransaction;
+        return conflict().conflictingTransaction();
     }
 }

@@ -10,15 +10,13 @@ import org.springframework.transaction.TransactionSystemException;
  * {@link TransactionSystemException}; the mongo2pc {@link OutcomeUnknownException} is its cause.
  */
 public class Mongo2pcOutcomeUnknownException extends TransactionSystemException {
-    private final transient Object transactionId;
 
     public Mongo2pcOutcomeUnknownException(OutcomeUnknownException cause) {
         super(cause.getMessage(), cause);
-        this.transactionId = cause.transactionId();
     }
 
     /** The mongo2pc transaction's id. */
     public Object transactionId() {
-        return transactionId;
+        return ((OutcomeUnknownException) getCause()).transactionId();
     }
 }
