@@ -6,8 +6,10 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
  * A payments service on mongo2pc: accounts, transfers and order payments as atomic transactions
- * over MongoDB documents, balances read as of the last commit. Its beans (TransactionManager,
- * Bank, Payments, metrics, traces, health, worker) come from mongo2pc-spring-boot-starter.
+ * over MongoDB documents, balances read as of the last commit; and a shop whose checkout is a
+ * {@code @Transactional} method on mongo2pc. Its beans (TransactionManager, Bank, Payments,
+ * mongo2pcTransactionManager, Mongo2pcOperations, metrics, traces, health, worker) come from
+ * mongo2pc-spring-boot-starter.
  *
  * <p>Run against a MongoDB with {@code --spring.mongodb.uri=mongodb://host/}; without one it
  * starts mongo2pc's embedded server in memory, so the example runs with no setup.
