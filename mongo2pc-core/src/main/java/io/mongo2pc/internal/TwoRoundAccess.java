@@ -49,8 +49,12 @@ public final class TwoRoundAccess {
         static final Prepared IN_DOUBT = new Prepared(Kind.IN_DOUBT, "a write was not answered", null);
     }
 
-    /** A pessimistic take: in effect with the document as it was ({@code stored}), or why not (the holder's priority if it has one). */
-    public record Taken(Kind kind, Document stored, String reason, Object heldBy, Long holderPriority) { }
+    /**
+     * A pessimistic take: in effect with the document as stored, or why not: the holder and its
+     * priority if it has one; {@code locked} when the attempt's lock is on it (then HELD: increments
+     * in flight still to drain).
+     */
+    public record Taken(Kind kind, Document stored, String reason, Object heldBy, Long holderPriority, boolean locked) { }
 
     /** A document as read: its committed image, and the stored document it was computed from (null if none). */
     public record Reading(CommittedImage image, Document stored) {
@@ -220,8 +224,9 @@ public final class TwoRoundAccess {
         return writes.insert(a, index, ref, content);
     }
 
-    public Taken take(Attempt a, int index, DocumentRef ref) {
-        return writes.take(a, index, ref);
+    /** See {@link InteractiveWrites#take}. */
+    public Taken take(Attempt a, int index, DocumentRef ref, boolean overMarkers) {
+        return writes.take(a, index, ref, overMarkers);
     }
 
     public Prepared change(Attempt a, int index, DocumentRef ref, Document stored, Document after) {

@@ -29,6 +29,10 @@ import java.util.Optional;
  * Not thread-safe (synchronized against misuse from another thread).
  */
 final class AttemptContext implements TransactionContext {
+    /** How long an attempt waits for increments in flight to drain from a document it took over them. */
+    private static final long DRAIN_PATIENCE_NANOS = 100_000_000L;
+
+
     private final TwoRoundAccess access;
     private final TwoRoundAccess.Attempt attempt;
     private final int number;
@@ -36,6 +40,8 @@ final class AttemptContext implements TransactionContext {
     private final Waits waits;
     private final Map<DocumentRef, Entry> buffer = new LinkedHashMap<>();
     private Lost lost;
+    /** A document this attempt took and waits to drain of increments (not in the buffer yet), or null. */
+    private DocumentRef draining;
     /** A failure of the protocol while reading (a crash point, the database given up on): it ends everything as it is. */
     private RuntimeException failure;
     private boolean closed;
@@ -64,6 +70,16 @@ final class AttemptContext implements TransactionContext {
     /** The protocol's failure met while the body ran, or null. */
     synchronized RuntimeException failure() {
         return failure;
+    }
+
+    /** True if the body wrote (or tried to write) a document in this attempt. */
+    synchronized boolean wrote() {
+        return buffer.values().stream().anyMatch(e -> e.written);
+    }
+
+    /** The document this attempt took and was waiting to drain when it ended, or null. */
+    synchronized DocumentRef draining() {
+        return draining;
     }
 
     /** The documents the attempt touched, in the order it first did. */
@@ -207,23 +223,16 @@ final class AttemptContext implements TransactionContext {
 
     /**
      * An optimistic read: the committed image and version. What committed transactions left on the
-     * document is rolled forward first (so the attempt's write finds it clean); another
-     * transaction's lock that is not committed is waited for (this attempt holds nothing yet).
+     * document is rolled forward first, so that the attempt's write finds it clean; what others hold
+     * and have not committed is not waited for (the view leaves it out, as readCommitted does; a
+     * write of the attempt to that document will then meet it at the commit and lose).
      */
     private Entry read(DocumentRef ref) {
         for (int round = 0; ; round++) {
             Reading reading = access.read(attempt.id(), ref);
-            if (reading.clean() || round >= 3 && reading.lock() == null) {
+            if (reading.clean() || round >= 3 || access.resolve(attempt, ref, reading.stored()) == 0) {
                 return new Entry(ref, buffer.size(), reading.image(), null);
             }
-            if (access.resolve(attempt, ref, reading.stored()) > 0) {
-                continue;
-            }
-            Document lock = reading.lock();
-            if (lock == null) {
-                return new Entry(ref, buffer.size(), reading.image(), null); // increments in flight: left out of the view
-            }
-            waits.pause(round, ConflictKind.HELD, ref, lock.get("tx"), ref + " is taken by transaction " + lock.get("tx"));
         }
     }
 
@@ -235,9 +244,12 @@ final class AttemptContext implements TransactionContext {
     private Entry take(DocumentRef ref) {
         long heldSince = 0;
         for (int round = 0; ; round++) {
-            Taken taken = access.take(attempt, buffer.size(), ref);
+            // Holding nothing, it may take a document over increments in flight and let them drain; holding
+            // something, not (a fixed-operation transaction whose increment it waited for may wait for it).
+            Taken taken = access.take(attempt, buffer.size(), ref, !holdsAny());
             switch (taken.kind()) {
                 case IN_EFFECT -> {
+                    draining = null;
                     Document stored = taken.stored();
                     Document content = new Document(stored);
                     content.remove(Fields.LOCK);
@@ -249,6 +261,20 @@ final class AttemptContext implements TransactionContext {
                 }
                 case EXPIRED -> throw new Lost(ConflictKind.EXPIRED, ref, null, taken.reason());
                 default -> {
+                    if (taken.locked()) {
+                        // Ours, with increments of fixed-operation transactions still to drain. The attempt holds
+                        // nothing else (it takes over markers only then), but one of them may wait for another
+                        // document that another attempt drains for another such transaction: a cycle that only
+                        // ends when one side gives up. The attempt gives up soon, and its backoff breaks the step.
+                        heldSince = heldSince == 0 ? waits.now() : heldSince;
+                        long patience = DRAIN_PATIENCE_NANOS;
+                        draining = ref; // taken: given back with the rest if the attempt ends here
+                        if (waits.now() - heldSince > patience) {
+                            throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
+                        }
+                        waits.pause(round, ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
+                        continue;
+                    }
                     boolean interactiveHolder = taken.holderPriority() != null && !attempt.id().equals(taken.heldBy());
                     // Wait-die: a younger attempt that holds something ends rather than wait for an older one (no
                     // cycle of waits can form); one that holds nothing yet waits, as no one can wait for it.
@@ -256,8 +282,12 @@ final class AttemptContext implements TransactionContext {
                         throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason() + ", an older transaction");
                     }
                     if (!interactiveHolder) {
+                        // A fixed-operation transaction may itself wait for what this attempt holds (its
+                        // prepares wait for locks up to conflictTimeout): an attempt that holds something
+                        // gives it back at once rather than wait; one that holds nothing waits.
                         heldSince = heldSince == 0 ? waits.now() : heldSince;
-                        if (waits.now() - heldSince > access.settings().conflictTimeout().toNanos()) {
+                        long patience = holdsAny() ? 0 : access.settings().conflictTimeout().toNanos();
+                        if (waits.now() - heldSince >= patience) {
                             throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
                         }
                     }
