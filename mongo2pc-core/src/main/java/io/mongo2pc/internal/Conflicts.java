@@ -1,6 +1,7 @@
 package io.mongo2pc.internal;
 
 import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.Values;
 import org.bson.Document;
 
@@ -22,17 +23,19 @@ final class Conflicts {
     private Conflicts() { }
 
     /**
-     * The holders of {@code doc} that refuse the prepare of {@code op} by {@code ownId} (with nonce
-     * {@code ownNonce}): a lock refuses every prepare, except an insert's when the document exists
-     * whatever that lock's transaction does (an update's lock); markers refuse an update's or a
-     * delete's take; and an increment whose guard failed is refused by the holds of others on the
-     * fields its guard reads (their decreases, in the stored value until they commit or cancel).
+     * The holders of {@code doc} that refused ({@code why}) the prepare of {@code op} by
+     * {@code ownId} (with nonce {@code ownNonce}): a lock refuses every prepare, except an insert's
+     * when the document exists whatever that lock's transaction does (an update's lock); markers
+     * refuse an update's or a delete's take; and an increment refused by its guard is refused by the
+     * holds of others on the fields its guard reads (their decreases, in the stored value until they
+     * commit or cancel). None for a document full of markers: that is waited for, not a conflict.
      */
-    static List<Holder> holders(Document doc, Operation op, Object ownId, String ownNonce) {
+    static List<Holder> holders(Document doc, Operation op, Participants.Result why, Object ownId, String ownNonce) {
         List<Holder> holders = new ArrayList<>();
-        if (doc == null) {
+        if (doc == null || why.kind() == Participants.Kind.BUSY && why.code() == ReasonCode.TIMED_OUT) {
             return holders;
         }
+        boolean guardFailed = why.kind() == Participants.Kind.REFUSED;
         Document lock = doc.get(Fields.LOCK, Document.class);
         if (lock != null && !Inserts.isLate(doc) && !Exclusive.isOf(lock, ownId, ownNonce)) {
             String kind = lock.getString("kind");
@@ -48,7 +51,7 @@ final class Conflicts {
             }
             boolean refuses = op.exclusive() && !(op instanceof Operation.Insert)
                     || op instanceof Operation.Increment && Participants.sameId(marker, ownId) // its entry's name is taken
-                    || op instanceof Operation.Increment inc && entry != null && holdsGuarded(entry, inc.guard());
+                    || guardFailed && op instanceof Operation.Increment inc && entry != null && holdsGuarded(entry, inc.guard());
             if (refuses) {
                 holders.add(new Holder(marker, nonce, Priority.of(entry)));
             }

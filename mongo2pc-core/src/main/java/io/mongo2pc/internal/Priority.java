@@ -26,7 +26,8 @@ record Priority(Instant since, String nonce) implements Comparable<Priority> {
     /** The field of an entry or lock that holds {@link #since}. */
     static final String FIELD = "p";
 
-    private static final Comparator<Priority> ORDER = Comparator.comparing(Priority::since).thenComparing(Priority::nonce);
+    private static final Comparator<Priority> ORDER = Comparator.comparing(Priority::since)
+            .thenComparing(Priority::nonce, Comparator.nullsFirst(Comparator.naturalOrder()));
 
     /** The priority written on {@code hold} (an entry or a lock: its {@code p} and {@code n}), or null if it has none. */
     static Priority of(Document hold) {

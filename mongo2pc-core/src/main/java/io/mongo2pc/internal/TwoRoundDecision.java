@@ -123,7 +123,7 @@ final class TwoRoundDecision {
                 resolves++; // a finished transaction's marker or lock removed (a committed one rolled forward): try again
             } else {
                 // Busy, or refused with nothing left to resolve: by an open transaction (a conflict), or for good.
-                List<Conflicts.Holder> holders = Conflicts.holders(read(tx, i, r.seen()), tx.ops.get(i), tx.id, tx.nonce);
+                List<Conflicts.Holder> holders = Conflicts.holders(read(tx, i, r.seen()), tx.ops.get(i), r, tx.id, tx.nonce);
                 if (holders.isEmpty() && r.kind() == Participants.Kind.REFUSED) {
                     return new Settled(r, null); // by committed state: the guard, a missing or an existing document
                 }
