@@ -9,6 +9,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -64,6 +65,48 @@ class ReadCommittedRaceTest {
 
             assertThat(pruned).as("T was finished and pruned while the reader read B").hasValue(1);
             assertThat(view.get("balance")).isEqualTo(30L);
+        }
+    }
+
+    @Test
+    void readCommittedList_committedTransactionFinishedAndPrunedBeforeItsStateIsRead_showsItsEffect() throws Exception {
+        // Regression: a cut read A and B twice with T's markers (T committed, its credit not released yet);
+        // before the reader looked T up, T was finished and pruned, and the reader took a transaction it
+        // could not find for one not committed: it showed A and B as before T, a move T never made back.
+        String db = mongo.database();
+        mongo.client().getDatabase(db).getCollection("accounts").insertMany(List.of(
+                new Document("_id", "A").append("balance", 100L).append("pendingTransactions", List.of()),
+                new Document("_id", "B").append("balance", 0L).append("pendingTransactions", List.of())));
+        DocumentRef a = DocumentRef.of(db, "accounts", "A");
+        DocumentRef b = DocumentRef.of(db, "accounts", "B");
+        TransactionManager writer = TransactionManager.builder().finishInBackground(false).target("default", mongo.client())
+                .database(db).application("writer").crashHook((p, id) -> {
+                    if (p.equals(CrashPoint.after(CrashPoint.Step.COMMIT, -1))) {
+                        throw new Stop();
+                    }
+                }).build();
+        assertThatThrownBy(() -> writer.run(List.of(Operation.increment(a, "balance", -30L, null),
+                Operation.increment(b, "balance", 30L, null)))).isInstanceOf(Stop.class);
+        TransactionManager finisher = TransactionManager.builder().finishInBackground(false).target("default", mongo.newClient())
+                .database(db).application("finisher").build();
+        AtomicLong pruned = new AtomicLong();
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = proxy.newClient()) {
+            TransactionManager reader = TransactionManager.builder().finishInBackground(false).target("default", viaProxy)
+                    .database(db).application("reader").build();
+            // after both reads of A and B, just before the reader looks T up: recovery finishes T and prune removes it
+            proxy.runBefore(request -> request.contains("find") && request.contains("transactions")
+                    && !request.contains("transactions_clock"), () -> {
+                mongo.expireLeases(db);
+                finisher.recover(Duration.ZERO);
+                pruned.set(finisher.prune(Duration.ZERO));
+            });
+
+            List<Optional<Document>> views = reader.readCommitted(List.of(a, b));
+
+            assertThat(pruned).as("T was finished and pruned while the reader read A and B").hasValue(1);
+            assertThat(views.get(0).orElseThrow().get("balance")).as("A").isEqualTo(70L);
+            assertThat(views.get(1).orElseThrow().get("balance")).as("B").isEqualTo(30L);
         }
     }
 }
