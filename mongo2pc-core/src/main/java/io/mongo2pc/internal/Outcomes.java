@@ -62,12 +62,14 @@ final class Outcomes {
     Optional<TransactionOutcome> await(Object id, Duration timeout) {
         long deadline = waits.nanoTime() + timeout.toNanos();
         long pause = FIRST_PAUSE_MS;
+        TransactionView seen = null;
         while (true) {
             Document doc = retrier.call("read", id, null, () -> store.find(id));
             if (doc == null) {
-                return Optional.empty();
+                return seen == null ? Optional.empty() : removedWhileAwaited(id, seen);
             }
             TransactionView view = view(doc);
+            seen = view;
             if (view.state() == null) {
                 throw new InvalidTransactionException("transaction " + id + " has a state mongo2pc does not know: "
                         + doc.get(Fields.STATE), id);
@@ -95,6 +97,19 @@ final class Outcomes {
             sleep(Math.min(pause, left / 1_000_000 + 1), id, view.state());
             pause = Math.min(MAX_PAUSE_MS, pause * 2);
         }
+    }
+
+    /**
+     * The outcome of {@code id}, whose document this call read ({@code seen}) and then found gone:
+     * only a finished document is removed (pruned), so one seen committed ended {@code done}; one
+     * seen before its decision ended one way or the other, and its document no longer says which.
+     */
+    private static Optional<TransactionOutcome> removedWhileAwaited(Object id, TransactionView seen) {
+        if (seen.isCommitted()) {
+            return Optional.of(new TransactionOutcome(id, TransactionState.DONE, null));
+        }
+        throw new OutcomeUnknownException("transaction " + id + " ended and its document was removed (pruned) while this call"
+                + " waited for it (it was " + seen.state().stored() + "); how it ended is no longer stored", id, seen.state(), null);
     }
 
     /**
