@@ -38,8 +38,8 @@ class ReadCommittedHistoryTest {
     @Test
     void readCommitted_writersReadersAndPruneAtOnce_everyReadIsExplainedByTheCommittedHistory() throws Exception {
         // Given eight accounts, eight writers (transfers and three-account transactions, a quarter of them
-        // refused by a guard, half finishing in the background), four readers and prune of every finished
-        // transaction as soon as it ends
+        // refused by a guard, half finishing in the background), four readers and prune, forced, of every
+        // finished transaction as soon as it ends (to a stub, or with its id)
         String db = mongo.database();
         MongoCollection<Document> accounts = mongo.client().getDatabase(db).getCollection("accounts");
         List<DocumentRef> refs = new ArrayList<>();
@@ -77,10 +77,12 @@ class ReadCommittedHistoryTest {
                     }
                 }, "reader-" + r));
             }
+            PruneOptions stubs = PruneOptions.builder().force(true).includeCanceled(true).build();
             threads.add(new Thread(() -> {
-                while (System.nanoTime() < deadline) {
+                for (int round = 0; System.nanoTime() < deadline; round++) {
                     try {
-                        pruned.addAndGet(pruner.prune(Duration.ZERO));
+                        // every finished transaction at once: replaced by its stub, or deleted with its id
+                        pruned.addAndGet(pruner.prune(Duration.ZERO, round % 2 == 0 ? stubs : TestManagers.FORGET_NOW).pruned());
                         Thread.sleep(2);
                     } catch (InterruptedException e) {
                         return;
@@ -100,10 +102,10 @@ class ReadCommittedHistoryTest {
         System.out.printf("history: %d committed, %d canceled, %d reads (%d cuts gave up), %d pruned%n",
                 history.committedCount(), canceled.get(), history.reads(), gaveUp.get(), pruned.get());
         // Then every read is explained by the committed history, and no writer was told anything but its outcome
-        assertThat(history.committedCount()).as("committed transactions").isGreaterThan(50);
+        assertThat(history.committedCount()).as("committed transactions").isGreaterThan(20);
         assertThat(canceled).as("canceled transactions").hasPositiveValue();
         assertThat(pruned).as("transactions pruned while reads ran").hasPositiveValue();
-        assertThat(history.reads()).as("reads (%d gave up)", gaveUp.get()).isGreaterThan(50);
+        assertThat(history.reads()).as("reads (%d gave up)", gaveUp.get()).isGreaterThan(20);
         assertSoftly(softly -> {
             softly.assertThat(history.unexplained(10)).as("reads no moment of the committed history explains, of %d reads and %d commits",
                     history.reads(), history.committedCount()).isEmpty();

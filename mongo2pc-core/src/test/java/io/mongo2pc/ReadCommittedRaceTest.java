@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.spi.CrashPoint;
 import com.mongodb.client.MongoClient;
 import io.mongo2pc.testkit.EmbeddedMongo;
@@ -58,7 +59,7 @@ class ReadCommittedRaceTest {
                     && !request.contains("transactions_clock"), () -> {
                 mongo.expireLeases(db);
                 finisher.recover(Duration.ZERO);
-                pruned.set(finisher.prune(Duration.ZERO));
+                pruned.set(finisher.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned());
             });
 
             Document view = reader.readCommitted(b).orElseThrow();
@@ -99,7 +100,7 @@ class ReadCommittedRaceTest {
                     && !request.contains("transactions_clock"), () -> {
                 mongo.expireLeases(db);
                 finisher.recover(Duration.ZERO);
-                pruned.set(finisher.prune(Duration.ZERO));
+                pruned.set(finisher.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned());
             });
 
             List<Optional<Document>> views = reader.readCommitted(List.of(a, b));

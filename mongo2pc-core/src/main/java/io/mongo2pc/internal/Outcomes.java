@@ -125,9 +125,9 @@ final class Outcomes {
     /** Refuses {@code ops} if the stored transaction {@code id} has other operations. */
     void requireSame(Object id, List<Operation> ops) {
         Document stored = retrier.call("read", id, null, () -> store.find(id));
-        if (stored == null || Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE))) {
-            // pruned since: nothing to compare, and nothing is run again; or a tombstone: the call that
-            // used the id was abandoned in round 1, and its outcome (canceled) is the id's
+        if (stored == null || Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE)) || Pruning.isStub(stored)) {
+            // pruned since (its stub, or nothing left): nothing to compare, and nothing is run again; or a
+            // tombstone: the call that used the id was abandoned in round 1, and its outcome (canceled) is the id's
             return;
         }
         List<Operation> storedOps;

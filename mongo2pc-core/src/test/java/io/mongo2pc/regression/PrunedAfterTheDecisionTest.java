@@ -71,7 +71,7 @@ class PrunedAfterTheDecisionTest {
             assertThat(System.nanoTime()).as("the reader's roll forward moved it to done").isLessThan(deadline);
             Thread.onSpinWait();
         }
-        assertThat(other.prune(Duration.ZERO)).as("pruned").isEqualTo(1L);
+        assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("pruned").isEqualTo(1L);
     }
 
     @Test
@@ -135,7 +135,7 @@ class PrunedAfterTheDecisionTest {
                 .crashHook(once(CrashPoint.before(Step.FINISH_CANCEL, -1), () -> {
                     mongo.expireLeases(db);
                     other.recover(Duration.ZERO);
-                    assertThat(other.prune(Duration.ZERO)).as("pruned").isEqualTo(1L);
+                    assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("pruned").isEqualTo(1L);
                 })).build();
 
         // when
@@ -165,7 +165,7 @@ class PrunedAfterTheDecisionTest {
             proxy.runBefore(request -> request.contains("findAndModify") && request.contains("transactions")
                     && !request.contains("transactions_clock"), () -> {
                 other.recover(Duration.ZERO);
-                assertThat(other.prune(Duration.ZERO)).as("pruned").isEqualTo(1L);
+                assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("pruned").isEqualTo(1L);
             });
 
             // when
