@@ -219,23 +219,17 @@ final class ConsistentCut {
     }
 
     /**
-     * True if a read of some documents after the states, a third one, confirms what the second read
-     * and the states said (one request per collection, only for the documents that need it):
-     * <ul>
-     *   <li>every committed transaction is in effect in the second read of each document of
-     *       {@code refs} it touches (of each document, if its operations cannot be read). Seen by its
-     *       marker in one read or the other, it is. Not seen, it was released there before the first
-     *       read or applied there only after the second (the state is read after both reads): such a
-     *       document must read in its third read as in its second, when the transaction had been
-     *       applied everywhere (unless changes that cancel out came and went in between: the limit of
-     *       the whole cut);</li>
-     *   <li>every transaction not found committed whose marker or lock the second read of a document
-     *       carries (no document, another nonce, or a state that does not count as committed) still
-     *       has it there in the third read: it then had released nothing when its state was read, so
-     *       it was not finished and its document not pruned. Without it, it may have committed,
-     *       released and been pruned after the reads (a late copy of its insert may even have written
-     *       another document since).</li>
-     * </ul>
+     * True if a third read, after the states, of the documents that need it confirms the second
+     * read and the states (one request per collection). Every committed transaction must be in
+     * effect in the second read of each document it touches (each, if its operations cannot be
+     * read): seen by its marker in one read or the other, it is; not seen, it was released there
+     * before the first read or applied only after the second, so the document must read as in its
+     * second read once the transaction was applied everywhere (unless changes that cancel out came
+     * and went in between: the limit of the whole cut). And every transaction not found committed
+     * whose marker or lock a second read carries must still have it there: it then had released
+     * nothing when its state was read, so it was not finished nor pruned; else it may have
+     * committed, released and been pruned after the reads (and a late copy of its insert written
+     * another document since).
      */
     private boolean confirmedAfterTheStates(List<DocumentRef> refs, List<Document> first, List<Document> second,
                                             Iterable<Document> transactions, Function<Object, Document> transaction, Retry retry) {
