@@ -4,6 +4,7 @@ import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,6 +28,15 @@ class PruneTest {
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
     private static final PruneOptions FORCED = PruneOptions.builder().force(true).build();
+
+    private DocumentRef a;
+    private DocumentRef b;
+
+    @BeforeEach
+    void accounts() {
+        a = account("A", 100L);
+        b = account("B", 0L);
+    }
 
     private TransactionManager manager(boolean twoRound) {
         return TestManagers.builder(mongo.client(), mongo.database(), "app").finishInBackground(false).twoRoundCommit(twoRound).build();
@@ -55,8 +65,6 @@ class PruneTest {
     void prune_belowTheLeasePlusTheSkewMargin_isRefusedUnlessForced() {
         // given: a transaction done just now; the manager's lease 30s, skew margin 1s
         TransactionManager tm = manager(true);
-        DocumentRef a = account("A", 100L);
-        DocumentRef b = account("B", 0L);
         tm.run(transfer(a, b, 10L));
 
         // when / then: younger than 31s is refused, nothing written; forced, it is pruned
@@ -79,8 +87,6 @@ class PruneTest {
         // given: a transaction done an hour ago by an owner whose lease is 2 minutes
         TransactionManager longLease = TestManagers.builder(mongo.client(), mongo.database(), "long").finishInBackground(false)
                 .lease(Duration.ofMinutes(2)).build();
-        DocumentRef a = account("A", 100L);
-        DocumentRef b = account("B", 0L);
         longLease.run(transfer(a, b, 10L));
         transactions().updateMany(new Document(), new Document("$set", new Document("lastModified", Date.from(Instant.now().minusSeconds(3600)))));
         TransactionManager tm = manager(true); // lease 30s
@@ -97,8 +103,6 @@ class PruneTest {
     void prune_keepsCanceledTransactionsUnlessIncluded_andCountsByStateInADryRun() {
         // given: one transfer done, one canceled (insufficient funds), one commit written after its deadline (canceled)
         TransactionManager tm = manager(true);
-        DocumentRef a = account("A", 100L);
-        DocumentRef b = account("B", 0L);
         tm.run(transfer(a, b, 10L));
         assertThat(tm.run(transfer(b, a, 1_000L)).isCanceled()).isTrue();
         Date inserted = new Date();
@@ -127,8 +131,6 @@ class PruneTest {
     void prune_stubAnswersForItsId_soRunningTheIdAgainRunsNothing(boolean twoRound) {
         // given: order-1 done and order-2 canceled, both pruned (ids kept)
         TransactionManager tm = manager(twoRound);
-        DocumentRef a = account("A", 100L);
-        DocumentRef b = account("B", 0L);
         tm.run("order-1", transfer(a, b, 10L));
         tm.run("order-2", transfer(b, a, 500L));
         assertThat(tm.prune(Duration.ZERO, PruneOptions.builder().force(true).includeCanceled(true).build()).pruned()).isEqualTo(2);
@@ -152,8 +154,6 @@ class PruneTest {
     void prune_forgetIds_deletesTransactionsAndStubs_andTheIdMayRunAgain() {
         // given: order-1 pruned to a stub, order-2 done since
         TransactionManager tm = manager(true);
-        DocumentRef a = account("A", 100L);
-        DocumentRef b = account("B", 0L);
         tm.run("order-1", transfer(a, b, 10L));
         tm.prune(Duration.ZERO, FORCED);
         tm.run("order-2", transfer(a, b, 10L));
