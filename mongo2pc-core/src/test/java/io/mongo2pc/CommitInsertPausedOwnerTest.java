@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.TestManagers;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
 import io.mongo2pc.spi.CrashPoint;
@@ -75,7 +76,7 @@ class CommitInsertPausedOwnerTest {
         assertThat(transaction("t-1").getBoolean("tombstone")).as("the sweep's tombstone").isTrue();
         assertThat(balances(accounts)).as("undone behind the tombstone").containsExactly(100L, 0L);
         if (prune) {
-            assertThat(other.prune(Duration.ZERO)).as("the tombstone pruned").isEqualTo(1L);
+            assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("the tombstone pruned").isEqualTo(1L);
         }
         resume.countDown();
 

@@ -390,18 +390,6 @@ class CommandsTest {
     }
 
     @Test
-    void prune_deletesFinishedTransactions() {
-        accounts(1000, 1000);
-        cli.run("transfer", "A", "B", "1");
-
-        CliRunner.Result r = cli.run("prune", "--older-than", "0s");
-
-        assertThat(r.exitCode()).isZero();
-        assertThat(r.out()).contains("deleted 1");
-        assertThat(db().getCollection("transactions").countDocuments()).isZero();
-    }
-
-    @Test
     void badDuration_exit2_withAClearMessage() {
         CliRunner.Result r = cli.run("--lease", "5 minutes", "status");
 

@@ -73,10 +73,12 @@ final class TwoRoundFinish {
             try {
                 finish(tx);
             } catch (MongoException | TransactionException e) {
-                if (!ownCall || finisher == null) {
+                if (!ownCall) {
                     throw e;
                 }
-                // Committed: an error while finishing must not read as a failure a caller might retry.
+                // Past its commit point the caller's transaction is committed, whatever finishing it met
+                // (another process that took it over, its document finished and pruned, an error): that
+                // must not read as a failure the caller might retry (and so pay twice).
                 log.warn("transaction {} committed; finishing it failed ({}), it is rolled forward by others", tx.id, e.toString());
                 return new TransactionOutcome(tx.id, APPLIED, null);
             }
