@@ -165,10 +165,10 @@ public final class Engine {
     public RecoveryReport recover(Duration olderThan) {
         RecoveryReport report = recovery.recover(olderThan);
         // Markers of two-round transactions whose document was never written: found by no scan of
-        // transactions. Those it cancels (behind a tombstone) count as canceled by this pass.
+        // transactions. Those it cancels (behind a tombstone) count as canceled by this pass, and
+        // the late copies of inserts it deletes as removed by it.
         if (sweep.due()) {
-            int canceled = retrier.call("sweep", null, null, sweep::sweep);
-            report = report.plus(new RecoveryReport(0, canceled, 0));
+            report = report.plus(retrier.call("sweep", null, null, sweep::sweep));
         }
         return report;
     }

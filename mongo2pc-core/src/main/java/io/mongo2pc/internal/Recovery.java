@@ -99,11 +99,11 @@ final class Recovery {
                 canceled++;
             }
         }
-        int removed = writesInDoubt.sweep(now);
-        if (removed > 0) {
-            log.info("recovery deleted {} documents left by late copies of inserts of ended transactions", removed);
+        List<RecoveryReport.LateInsert> removed = writesInDoubt.sweep(now);
+        if (!removed.isEmpty()) {
+            log.info("recovery deleted {} documents left by late copies of inserts of ended transactions", removed.size());
         }
-        return new RecoveryReport(rolledForward, canceled, skipped, failed, notStale, removed);
+        return new RecoveryReport(rolledForward, canceled, skipped, failed, notStale, removed.size(), removed);
     }
 
     /** A transaction is stale once unchanged for {@code olderThan} and for its owner's lease, if it has one. */
