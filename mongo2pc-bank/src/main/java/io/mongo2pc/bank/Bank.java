@@ -297,6 +297,21 @@ public final class Bank {
         return total;
     }
 
+    /** A marker on an account: transaction {@code transactionId} is in flight there (or was, and is not released yet). */
+    public record Marker(Object account, Object transactionId) { }
+
+    /** Every marker on the accounts ({@link #markers} counts them), by account id, each in its list's order. */
+    public List<Marker> listMarkers() {
+        List<Marker> list = new ArrayList<>();
+        for (Document d : accounts.find(new Document("pendingTransactions.0", new Document("$exists", true)))
+                .projection(Projections.include("pendingTransactions")).sort(new Document("_id", 1))) {
+            for (Object tx : d.getList("pendingTransactions", Object.class, List.of())) {
+                list.add(new Marker(d.get("_id"), tx));
+            }
+        }
+        return list;
+    }
+
     /** The number of markers on all accounts. */
     public long markers() {
         long markers = 0;

@@ -61,7 +61,7 @@ final class DemoCommand extends BaseCommand {
             throw CliException.badInput("--workers must be between 1 and 16, got " + workers);
         }
         long started = System.nanoTime();
-        try (Session session = Session.open(globals(), Map.of(), demoDatabase(), true)) {
+        try (Session session = openServing(demoDatabase())) {
             // The demo's own database, emptied first: the user's data is never touched, and every
             // run starts from the same books however often it is run.
             session.connection().client().getDatabase(session.database()).drop();

@@ -12,7 +12,7 @@ import java.math.BigDecimal;
 
 /** {@code verify}: checks the books (total, no negative balance, no marker, nothing open). */
 @Command(name = "verify", mixinStandardHelpOptions = true,
-        footer = {"--json prints {\"ok\",\"total\",\"accounts\",\"negative\",\"markers\",\"open\",\"leftovers\"};",
+        footer = {"--json prints {\"ok\",\"total\",\"accounts\",\"negative\",\"markers\",\"open\",\"leftovers\",\"server\",\"data\"};",
                 "\"leftovers\" lists documents of accounts that no committed transaction wrote:",
                 "[{\"account\",\"transaction\",\"kind\",\"late\"}]"},
         description = {"Checks the books as of the last committed transaction: the total of balances (with --expect-total),",
@@ -49,7 +49,7 @@ final class VerifyCommand extends BaseCommand {
                 item.put("kind", leftover.kind());
                 item.put("late", leftover.late());
             }
-            printJson(node);
+            printJson(where(node));
         } else {
             say(report(v));
             v.leftovers().forEach(leftover -> say("  " + describe(leftover)));
