@@ -336,7 +336,7 @@ class CommandsTest {
     }
 
     @Test
-    void cancel_queued_exit0_done_exit3_unknown_exit2() {
+    void cancel_queued_exit0_done_exit3_unknown_exit4() {
         accounts(1000, 1000);
         String queued = cli.run("submit", "A", "B", "10").out().trim();
         CliRunner.Result done = cli.run("transfer", "A", "B", "10", "--json");
@@ -377,6 +377,22 @@ class CommandsTest {
         CliRunner.Result after = cli.run("cancel", String.valueOf(id));
         assertThat(after.exitCode()).as(after.toString()).isZero();
         assertThat(balance("A")).isEqualTo(1000);
+    }
+
+    @Test
+    void notFound_isOneExitCode_forInspectReadAndCancel() {
+        accounts(10);
+        String unknown = new ObjectId().toHexString();
+
+        CliRunner.Result inspect = cli.run("inspect", unknown, "--json");
+        CliRunner.Result read = cli.run("read", mongo.database(), "accounts", "nobody", "--json");
+        CliRunner.Result cancel = cli.run("cancel", unknown, "--json");
+
+        assertThat(List.of(inspect.exitCode(), read.exitCode(), cancel.exitCode())).containsOnly(ExitCodes.NOT_FOUND).first()
+                .isEqualTo(4);
+        assertThat(inspect.json().get("error").asText()).contains("no transaction with id " + unknown);
+        assertThat(cancel.json().get("error").asText()).contains("no transaction with id " + unknown);
+        assertThat(read.json().get("error").asText()).contains("no document nobody");
     }
 
     @Test
