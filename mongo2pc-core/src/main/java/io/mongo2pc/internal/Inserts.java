@@ -120,12 +120,14 @@ final class Inserts {
 
     /**
      * Deletes a late insert of the transaction named in {@code late} if it is still late: its owner
-     * may have renewed its lease and written it again since (then it is valid and stays).
+     * may have renewed its lease and written it again since (then it is valid and stays). True if
+     * it deleted it.
      */
-    static void deleteLate(MongoCollection<Document> coll, Object id, Document late) {
-        coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, late.get(Fields.LOCK, Document.class).get("tx"))
+    static boolean deleteLate(MongoCollection<Document> coll, Object id, Document late) {
+        return coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, late.get(Fields.LOCK, Document.class).get("tx"))
                 .append(Fields.LOCK + ".kind", "insert")
-                .append("$expr", new Document("$gte", List.of("$" + Fields.LOCK + ".at", "$" + Fields.LOCK + ".until"))));
+                .append("$expr", new Document("$gte", List.of("$" + Fields.LOCK + ".at", "$" + Fields.LOCK + ".until"))))
+                .getDeletedCount() > 0;
     }
 
     /** True for a document inserted after its owner's deadline: a write that must be treated as never made. */
