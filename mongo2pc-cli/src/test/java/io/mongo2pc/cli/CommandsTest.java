@@ -380,22 +380,6 @@ class CommandsTest {
     }
 
     @Test
-    void notFound_isOneExitCode_forInspectReadAndCancel() {
-        accounts(10);
-        String unknown = new ObjectId().toHexString();
-
-        CliRunner.Result inspect = cli.run("inspect", unknown, "--json");
-        CliRunner.Result read = cli.run("read", mongo.database(), "accounts", "nobody", "--json");
-        CliRunner.Result cancel = cli.run("cancel", unknown, "--json");
-
-        assertThat(List.of(inspect.exitCode(), read.exitCode(), cancel.exitCode())).containsOnly(ExitCodes.NOT_FOUND).first()
-                .isEqualTo(4);
-        assertThat(inspect.json().get("error").asText()).contains("no transaction with id " + unknown);
-        assertThat(cancel.json().get("error").asText()).contains("no transaction with id " + unknown);
-        assertThat(read.json().get("error").asText()).contains("no document nobody");
-    }
-
-    @Test
     void inspect_tutorialStyleIntegerId_isFound() {
         db().getCollection("transactions").insertOne(new Document("_id", 1).append("source", "A").append("destination", "B")
                 .append("value", 100).append("state", "done"));

@@ -6,6 +6,7 @@ import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.testing.LateInsertCopies;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,13 +22,20 @@ class PhantomMoneyCommandsTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
+    CliRunner cli;
+    String db;
+
+    @BeforeEach
+    void setUp() {
+        db = mongo.database();
+        cli = new CliRunner("--uri", mongo.uri(), "--db", db);
+        assertThat(cli.run("accounts", "create", "A", "1000").exitCode()).isZero();
+        mongo.invariants().expectTotal(db, 1_000L);
+    }
+
     @Test
     void verify_lateInsertCopyOfAnAccount_isALeftoverNotMoney_recoverRemovesItAndSaysSo() throws Exception {
         // given an account of 1,000 and a late copy of a canceled insert of account "ghost" with 500
-        String db = mongo.database();
-        CliRunner cli = new CliRunner("--uri", mongo.uri(), "--db", db);
-        assertThat(cli.run("accounts", "create", "A", "1000").exitCode()).isZero();
-        mongo.invariants().expectTotal(db, 1_000L);
         TransactionOutcome canceled = LateInsertCopies.landAfterCancel(mongo.uri(), mongo.client(), db,
                 DocumentRef.of(db, "accounts", "ghost"), new Document("balance", 500L), DocumentRef.of(db, "accounts", "A"));
         String id = String.valueOf(TransactionIds.printable(canceled.id()));
@@ -62,10 +70,6 @@ class PhantomMoneyCommandsTest {
 
     @Test
     void recover_saysWhichLateInsertCopiesItRemoved() throws Exception {
-        String db = mongo.database();
-        CliRunner cli = new CliRunner("--uri", mongo.uri(), "--db", db);
-        assertThat(cli.run("accounts", "create", "A", "1000").exitCode()).isZero();
-        mongo.invariants().expectTotal(db, 1_000L);
         TransactionOutcome canceled = LateInsertCopies.landAfterCancel(mongo.uri(), mongo.client(), db,
                 DocumentRef.of(db, "items", "ghost"), new Document("v", 0L), DocumentRef.of(db, "accounts", "A"));
 
