@@ -2,7 +2,6 @@ package io.mongo2pc.model;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -57,6 +56,8 @@ final class ConflictModel implements Model<ConflictState> {
     final int losses;
     /** Recovery may take over a transaction whose lease ran out (and the owner, fenced, stops). */
     final boolean takeovers;
+    private final ConflictServer server = new ConflictServer(this);
+    private final ConflictInvariants invariants = new ConflictInvariants(this);
 
     ConflictModel(Set<ConflictBug> bugs, int txs, String kinds, int lease, int crashes, int losses, boolean takeovers) {
         if (txs < 2 || txs > 3 || kinds.isEmpty() || !kinds.matches("[th]+") || lease < 1 || (crashes > 0 && !takeovers)) {
@@ -79,7 +80,7 @@ final class ConflictModel implements Model<ConflictState> {
         return takes(d) ? (kinds.indexOf('t') == d ? "O" : "P") : "A";
     }
 
-    private int docs() {
+    int docs() {
         return kinds.length();
     }
 
@@ -119,7 +120,7 @@ final class ConflictModel implements Model<ConflictState> {
             owner(s, t, out);
             for (int d = 0; d < docs(); d++) {
                 if (s.wire[t][d] != NO) {
-                    arrive(s, t, d, out);
+                    server.arrive(s, t, d, out);
                 }
                 if (s.answer[t][d] == WAITING && s.lossesLeft > 0) {
                     int tt = t;
@@ -133,7 +134,7 @@ final class ConflictModel implements Model<ConflictState> {
                     int tt = t;
                     int dd = d;
                     ConflictState n = s.copy();
-                    release(n, t, d);
+                    server.release(n, t, d);
                     out.add(new Step<>(() -> "anyone releases T" + (tt + 1) + "'s " + name(dd), n));
                 }
             }
@@ -157,7 +158,7 @@ final class ConflictModel implements Model<ConflictState> {
             case ROUND -> decide(s, t, who, out);
             case UNDO_YIELD, UNDO_CANCEL -> undo(s, t, who, out);
             case WAIT_OLDER -> {
-                if (finished(s, s.older[t])) {
+                if (s.ended(s.older[t])) {
                     ConflictState n = s.copy();
                     n.older[t] = 0;
                     sendAll(n, t);
@@ -244,7 +245,7 @@ final class ConflictModel implements Model<ConflictState> {
                 any = true;
                 int dd = d;
                 ConflictState n = s.copy();
-                giveBack(n, t, d);
+                server.giveBack(n, t, d);
                 out.add(new Step<>(() -> who + " undoes " + name(dd), n));
             }
         }
@@ -276,87 +277,6 @@ final class ConflictModel implements Model<ConflictState> {
         n.answer[t][d] = WAITING;
     }
 
-    // ---- the server ------------------------------------------------------------------------
-
-    /** The prepare of {@code d} by {@code t} runs at the server: one atomic write with its filter, and the read that says why not. */
-    private void arrive(ConflictState s, int t, int d, List<Step<ConflictState>> out) {
-        ConflictState n = s.copy();
-        int result = prepare(n, t, d, s.wire[t][d]);
-        n.wire[t][d] = NO;
-        if (n.answer[t][d] == WAITING) {
-            n.answer[t][d] = result;
-            if (result == OLDER) {
-                n.older[t] |= holders(s, d) & ((1 << t) - 1);
-            }
-        }
-        out.add(new Step<>(() -> "T" + (t + 1) + "'s prepare of " + name(d) + " runs: " + ConflictState.ANSWERS[result]
-                + (s.answer[t][d] == WAITING ? "" : " (nobody waits for its answer)"), n));
-    }
-
-    private int prepare(ConflictState n, int t, int d, int until) {
-        if (until == 0) {
-            return EXPIRED;
-        }
-        if (n.holds(this, t, d)) {
-            return DONE;
-        }
-        int holders;
-        if (takes(d)) {
-            if (n.lock[d] == NO && !n.set[d]) {
-                n.lock[d] = t;
-                n.set[d] = true; // taken with its change, the before-image (unwritten) in the lock
-                return DONE;
-            }
-            holders = n.lock[d] == NO ? 0 : 1 << n.lock[d];
-        } else {
-            if (n.balance[d] >= 1) {
-                n.balance[d]--;
-                n.holds[d] |= 1 << t;
-                return DONE;
-            }
-            holders = n.holds[d];
-        }
-        if (holders == 0) {
-            return REFUSED; // committed state: written, or no funds that an open transaction holds
-        }
-        if (has(ConflictBug.REFUSAL_BY_HOLDER_IS_FINAL)) {
-            return REFUSED;
-        }
-        return (holders & ((1 << t) - 1)) != 0 ? OLDER : YOUNGER;
-    }
-
-    private int holders(ConflictState s, int d) {
-        return takes(d) ? (s.lock[d] == NO ? 0 : 1 << s.lock[d]) : s.holds[d];
-    }
-
-    /** True if every transaction in {@code which} (one bit each) is committed or canceled. */
-    private boolean finished(ConflictState s, int which) {
-        for (int u = 0; u < txs; u++) {
-            if ((which & (1 << u)) != 0 && s.tx[u] != APPLIED && s.tx[u] != CANCELED) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private void release(ConflictState n, int t, int d) {
-        if (takes(d)) {
-            n.lock[d] = NO; // the change stays
-        } else {
-            n.holds[d] &= ~(1 << t); // the hold stays taken
-        }
-    }
-
-    private void giveBack(ConflictState n, int t, int d) {
-        if (takes(d)) {
-            n.lock[d] = NO;
-            n.set[d] = false; // the before-image restored
-        } else {
-            n.holds[d] &= ~(1 << t);
-            n.balance[d]++;
-        }
-    }
-
     // ---- faults and time -------------------------------------------------------------------
 
     private void faults(ConflictState s, int t, List<Step<ConflictState>> out) {
@@ -382,7 +302,7 @@ final class ConflictModel implements Model<ConflictState> {
             } else {
                 for (int d = 0; d < docs(); d++) {
                     if (n.holds(this, t, d)) {
-                        giveBack(n, t, d);
+                        server.giveBack(n, t, d);
                     }
                 }
                 n.tx[t] = CANCELED;
@@ -439,7 +359,7 @@ final class ConflictModel implements Model<ConflictState> {
         return bugs.contains(bug);
     }
 
-    // ---- what must hold --------------------------------------------------------------------
+    // ---- what must hold: ConflictInvariants ------------------------------------------------
 
     @Override
     public String key(ConflictState s) {
@@ -448,106 +368,21 @@ final class ConflictModel implements Model<ConflictState> {
 
     @Override
     public String violation(ConflictState s) {
-        if (s.committed() > 1) {
-            return "two transactions committed: the order paid twice";
-        }
-        for (int d = 0; d < docs(); d++) {
-            if (s.balance[d] < 0) {
-                return "the balance of " + name(d) + " is " + s.balance[d];
-            }
-        }
-        if (!finished(s)) {
-            return null;
-        }
-        int committed = s.committed();
-        for (int d = 0; d < docs(); d++) {
-            if (takes(d) ? s.set[d] != (committed == 1) : s.balance[d] != 1 - committed) {
-                return "finished, but " + name(d) + " is not what the committed transactions wrote";
-            }
-        }
-        for (int t = 0; t < txs; t++) {
-            if (committed == 0 && !s.crashed[t] && !s.takenOver[t]) {
-                return "nobody pays: T" + (t + 1) + "'s owner ran to its end, canceled, and no transaction committed";
-            }
-        }
-        return null;
+        return invariants.violation(s);
     }
 
     @Override
     public String transitionViolation(ConflictState from, ConflictState to) {
-        for (int t = 0; t < txs; t++) {
-            for (int d = 0; d < docs(); d++) {
-                if (!from.holds(this, t, d) && to.holds(this, t, d)
-                        && (from.phase[t] == UNDO_YIELD || from.phase[t] == WAIT_OLDER || from.tx[t] != PENDING)) {
-                    return "a prepare of T" + (t + 1) + " landed on " + name(d) + " after its owner released its round ("
-                            + ConflictState.PHASES[from.phase[t]] + ", " + ConflictState.STATES[from.tx[t]] + ")";
-                }
-            }
-            if (from.tx[t] != APPLIED && to.tx[t] == APPLIED) {
-                for (int d = 0; d < docs(); d++) {
-                    if (!to.holds(this, t, d)) {
-                        return "T" + (t + 1) + " committed without its prepare of " + name(d);
-                    }
-                }
-            }
-        }
-        return null;
+        return invariants.transitionViolation(from, to);
     }
 
     @Override
     public boolean finished(ConflictState s) {
-        for (int t = 0; t < txs; t++) {
-            if (s.tx[t] != APPLIED && s.tx[t] != CANCELED || s.phase[t] == START || s.holdsAny(this, t)) {
-                return false;
-            }
-            for (int d = 0; d < docs(); d++) {
-                if (s.wire[t][d] != NO) {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return invariants.finished(s);
     }
 
     /** Situations a run must reach, so that no invariant holds in vain. */
     Map<String, Predicate<ConflictState>> situations() {
-        Map<String, Predicate<ConflictState>> m = new LinkedHashMap<>();
-        m.put("two transactions each hold part", s -> {
-            int holding = 0;
-            for (int t = 0; t < txs; t++) {
-                holding += s.tx[t] == PENDING && s.holdsAny(this, t) ? 1 : 0;
-            }
-            return holding >= 2;
-        });
-        m.put("a younger transaction yielded and waits", s -> {
-            for (int t = 0; t < txs; t++) {
-                if (s.phase[t] == WAIT_OLDER) {
-                    return true;
-                }
-            }
-            return false;
-        });
-        m.put("an older transaction waits for a younger one", s -> {
-            for (int t = 0; t < txs; t++) {
-                for (int d = 0; d < docs(); d++) {
-                    if (s.answer[t][d] == YOUNGER && s.phase[t] == ROUND) {
-                        return true;
-                    }
-                }
-            }
-            return false;
-        });
-        m.put("the youngest committed", s -> s.tx[txs - 1] == APPLIED);
-        m.put("a transaction refused by committed state", s -> {
-            for (int t = 0; t < txs; t++) {
-                for (int d = 0; d < docs(); d++) {
-                    if (s.answer[t][d] == REFUSED && s.committed() == 1) {
-                        return true;
-                    }
-                }
-            }
-            return false;
-        });
-        return m;
+        return invariants.situations();
     }
 }

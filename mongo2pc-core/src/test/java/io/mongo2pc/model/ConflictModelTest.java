@@ -27,7 +27,7 @@ class ConflictModelTest {
         /** Two payers of an order, its payment insert and the account. */
         static final Setup TWO_PAYERS_THREE_DOCUMENTS = new Setup("two payers: order, account, payment", 2, "tht", 2, 0, 0, false);
         /** Three payers of an order from an account, live owners. */
-        static final Setup THREE_PAYERS = new Setup("three payers: order and account", 3, "th", 2, 0, 0, false);
+        static final Setup THREE_PAYERS = new Setup("three payers: order and account", 3, "th", 1, 0, 0, false);
         /** Two payers, a crash, pauses past the lease and recovery's takeovers, one answer lost. */
         static final Setup TWO_PAYERS_CRASH = new Setup("two payers, a crash and takeovers", 2, "th", 2, 1, 1, true);
 

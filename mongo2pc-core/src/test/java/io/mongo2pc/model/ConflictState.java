@@ -110,6 +110,16 @@ final class ConflictState {
         return false;
     }
 
+    /** True if every transaction in {@code which} (one bit each) is committed or canceled. */
+    boolean ended(int which) {
+        for (int u = 0; u < tx.length; u++) {
+            if ((which & (1 << u)) != 0 && tx[u] != APPLIED && tx[u] != CANCELED) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     int committed() {
         int n = 0;
         for (int s : tx) {
