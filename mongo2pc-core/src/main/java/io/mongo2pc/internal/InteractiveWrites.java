@@ -39,7 +39,7 @@ final class InteractiveWrites {
     /** The lock an attempt writes: a two-round lock with the attempt's priority. */
     Document lock(Attempt a, String kind) {
         return new Document("tx", a.id()).append("kind", kind).append(Entries.COORDINATOR, c.entries().coordinator())
-                .append(Entries.NONCE, a.nonce()).append(Entries.UNTIL, Date.from(a.until())).append(TwoRoundAccess.PRIORITY, a.priority());
+                .append(Entries.NONCE, a.nonce()).append(Entries.UNTIL, Date.from(a.until())).append(Priority.FIELD, a.priority().written());
     }
 
     /** The filter of a document as read: its stored version the committed version read, no marker, no lock, before the deadline. */
@@ -153,7 +153,8 @@ final class InteractiveWrites {
         return c.retrier().call("prepare", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
             Participants.Result r;
             try {
-                r = Exclusive.take(coll, Operation.insert(ref, content), a.id(), a.nonce(), a.until(), c.entries().coordinator()).result();
+                r = Exclusive.take(coll, Operation.insert(ref, content), a.id(), a.nonce(), a.priority(), a.until(),
+                        c.entries().coordinator()).result();
             } catch (MongoException e) {
                 if (Retrier.isInDoubt(e)) {
                     return Prepared.IN_DOUBT;
@@ -214,20 +215,32 @@ final class InteractiveWrites {
                 continue; // committed (or abandoned) transactions met were rolled forward (or undone): again
             }
             if (!ours && lock == null) {
-                return new Taken(Kind.HELD, current, ref + " has pending transactions " + markers, markers.get(0), null, false);
+                return new Taken(Kind.HELD, current, ref + " has pending transactions " + markers, markers.get(0), oldest(current, markers), false);
             }
             if (!ours) {
-                Object p = lock.get(TwoRoundAccess.PRIORITY);
                 return new Taken(Kind.HELD, current, ref + " is taken by transaction " + lock.get("tx"), lock.get("tx"),
-                        p instanceof Number n ? n.longValue() : null, false);
+                        Priority.of(lock), false);
             }
             if (coll.find(Participants.fenced(new Document(Fields.ID, ref.id()), a.until())).projection(Projections.include(Fields.ID))
                     .first() == null) {
                 return new Taken(Kind.EXPIRED, current, "the attempt passed its deadline " + a.until(), null, null, true);
             }
             // Taken, with increments in flight on it: they drain (none can come while the lock is there).
-            return new Taken(Kind.HELD, current, ref + " has pending transactions " + markers, markers.get(0), null, true);
+            return new Taken(Kind.HELD, current, ref + " has pending transactions " + markers, markers.get(0), oldest(current, markers), true);
         }
+    }
+
+    /** The oldest priority among the markers' entries on {@code doc}; null if one has none (it counts as older than all). */
+    private static Priority oldest(Document doc, List<Object> markers) {
+        Priority oldest = null;
+        for (Object marker : markers) {
+            Priority p = Priority.of(CommittedReader.entryOf(doc, marker));
+            if (p == null) {
+                return null;
+            }
+            oldest = oldest == null || p.compareTo(oldest) < 0 ? p : oldest;
+        }
+        return oldest;
     }
 
     /** A pessimistic attempt's change of a document it took: the diff, version + 1, the before-image in the lock. */

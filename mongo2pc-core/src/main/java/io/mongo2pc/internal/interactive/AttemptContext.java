@@ -7,6 +7,7 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionContext;
 import io.mongo2pc.internal.CommittedImage;
 import io.mongo2pc.internal.Fields;
+import io.mongo2pc.internal.Priority;
 import io.mongo2pc.internal.TwoRoundAccess;
 import io.mongo2pc.internal.TwoRoundAccess.Kind;
 import io.mongo2pc.internal.TwoRoundAccess.Reading;
@@ -29,8 +30,6 @@ import java.util.Optional;
  * Not thread-safe (synchronized against misuse from another thread).
  */
 final class AttemptContext implements TransactionContext {
-    /** How long an attempt waits for increments in flight to drain from a document it took over them. */
-    private static final long DRAIN_PATIENCE_NANOS = 100_000_000L;
 
 
     private final TwoRoundAccess access;
@@ -237,16 +236,18 @@ final class AttemptContext implements TransactionContext {
     }
 
     /**
-     * A pessimistic read: the document taken for this attempt. A younger interactive holder makes an
-     * older attempt wait; an older one ends a younger attempt at once (wait-die); a fixed-operation
-     * transaction (its markers, or a lock without a priority) is waited for up to conflictTimeout.
+     * A pessimistic read: the document taken for this attempt, over increments in flight if need be
+     * (they drain: none can come while the lock is there). Who meets whom is settled by
+     * {@link Priority}, as between fixed-operation transactions (docs/CONFLICTS.md): an attempt that
+     * holds something (its lock over draining increments included) and meets an older holder (or one
+     * without a priority) ends at once and gives back what it holds; otherwise it waits, for a
+     * younger holder (which commits, or gives way when it meets what this attempt holds) or, holding
+     * nothing, for anyone, each wait at most conflictTimeout.
      */
     private Entry take(DocumentRef ref) {
         long heldSince = 0;
         for (int round = 0; ; round++) {
-            // Holding nothing, it may take a document over increments in flight and let them drain; holding
-            // something, not (a fixed-operation transaction whose increment it waited for may wait for it).
-            Taken taken = access.take(attempt, buffer.size(), ref, !holdsAny());
+            Taken taken = access.take(attempt, buffer.size(), ref, true);
             switch (taken.kind()) {
                 case IN_EFFECT -> {
                     draining = null;
@@ -262,34 +263,16 @@ final class AttemptContext implements TransactionContext {
                 case EXPIRED -> throw new Lost(ConflictKind.EXPIRED, ref, null, taken.reason());
                 default -> {
                     if (taken.locked()) {
-                        // Ours, with increments of fixed-operation transactions still to drain. The attempt holds
-                        // nothing else (it takes over markers only then), but one of them may wait for another
-                        // document that another attempt drains for another such transaction: a cycle that only
-                        // ends when one side gives up. The attempt gives up soon, and its backoff breaks the step.
-                        heldSince = heldSince == 0 ? waits.now() : heldSince;
-                        long patience = DRAIN_PATIENCE_NANOS;
                         draining = ref; // taken: given back with the rest if the attempt ends here
-                        if (waits.now() - heldSince > patience) {
-                            throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
-                        }
-                        waits.pause(round, ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
-                        continue;
                     }
-                    boolean interactiveHolder = taken.holderPriority() != null && !attempt.id().equals(taken.heldBy());
-                    // Wait-die: a younger attempt that holds something ends rather than wait for an older one (no
-                    // cycle of waits can form); one that holds nothing yet waits, as no one can wait for it.
-                    if (interactiveHolder && taken.holderPriority() < attempt.priority() && holdsAny()) {
+                    boolean ownEarlierAttempt = attempt.id().equals(taken.heldBy()); // resolved past its deadline
+                    // A lock over draining increments is a hold too: someone older may wait for it.
+                    if (!ownEarlierAttempt && attempt.priority().yieldsTo(taken.holderPriority()) && (holdsAny() || taken.locked())) {
                         throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason() + ", an older transaction");
                     }
-                    if (!interactiveHolder) {
-                        // A fixed-operation transaction may itself wait for what this attempt holds (its
-                        // prepares wait for locks up to conflictTimeout): an attempt that holds something
-                        // gives it back at once rather than wait; one that holds nothing waits.
-                        heldSince = heldSince == 0 ? waits.now() : heldSince;
-                        long patience = holdsAny() ? 0 : access.settings().conflictTimeout().toNanos();
-                        if (waits.now() - heldSince >= patience) {
-                            throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
-                        }
+                    heldSince = heldSince == 0 ? waits.now() : heldSince;
+                    if (waits.now() - heldSince > access.settings().conflictTimeout().toNanos()) {
+                        throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason() + " for longer than conflictTimeout");
                     }
                     waits.pause(round, ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
                 }

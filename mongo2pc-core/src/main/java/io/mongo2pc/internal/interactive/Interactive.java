@@ -51,7 +51,7 @@ public final class Interactive {
                 return results.ofFirstRun(first.get());
             }
         }
-        long priority = access.priority(id);
+        java.time.Instant since = null; // the first attempt's time: the transaction's priority in every attempt
         Waits waits = new Waits(access.settings().clock(), options.timeout(), id);
         List<String> nonces = new ArrayList<>();
         Lost last = null;
@@ -60,7 +60,8 @@ public final class Interactive {
             if (number > 1) {
                 waits.backoff(number);
             }
-            TwoRoundAccess.Attempt attempt = access.begin(id, priority);
+            TwoRoundAccess.Attempt attempt = access.begin(id, since);
+            since = attempt.priority().since();
             nonces.add(attempt.nonce());
             // After a conflict the body takes what it reads, unless it wrote nothing: a read-only attempt
             // holds nothing, and runs optimistically again a few times before it takes what it reads too.
