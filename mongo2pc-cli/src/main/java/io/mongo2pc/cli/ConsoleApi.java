@@ -3,6 +3,7 @@ package io.mongo2pc.cli;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.CancelResult;
+import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionPage;
@@ -207,18 +208,27 @@ final class ConsoleApi {
         };
     }
 
-    /** One recovery pass (default: transactions unchanged for the lease), as {@code recover --json}. */
+    /** One recovery pass (default: each transaction once its owner's lease has run out), as {@code recover --json}. */
     ObjectNode recover(String olderThan) {
-        Duration age = olderThan == null || olderThan.isBlank() ? lease() : duration("olderThan", olderThan);
-        return RecoverCommand.Pass.run(manager(), age).json();
+        Duration age = olderThan == null || olderThan.isBlank() ? null : duration("olderThan", olderThan);
+        return RecoverCommand.Pass.run(session, age).json();
     }
 
-    /** Deletes finished transactions unchanged for {@code olderThan} (required): {@code {"deleted"}}. */
+    /**
+     * Prunes finished transactions unchanged for {@code olderThan} (required) as {@code prune} does by
+     * default (canceled ones kept, ids kept, an age below the longest lease plus the skew margin
+     * refused): {@code {"deleted"}}.
+     */
     ObjectNode prune(String olderThan) {
         if (olderThan == null || olderThan.isBlank()) {
             throw ConsoleError.badRequest("olderThan is required, e.g. /api/prune?olderThan=7d");
         }
-        long deleted = manager().prune(duration("olderThan", olderThan));
+        long deleted;
+        try {
+            deleted = manager().prune(duration("olderThan", olderThan));
+        } catch (InvalidTransactionException e) {
+            throw ConsoleError.badRequest(e.getMessage());
+        }
         return Json.object().put("deleted", deleted);
     }
 

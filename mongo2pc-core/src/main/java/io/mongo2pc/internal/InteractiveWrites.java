@@ -25,8 +25,8 @@ import java.util.Objects;
  * The participant writes of an interactive transaction's attempt (docs/INTERACTIVE.md, "Committing"):
  * the one-write take of a document written (lock, change, before-image and version + 1, only where
  * the document is as read: its committed version, no lock, no marker), the take of a delete, the
- * two-round insert, and the pessimistic take of a document read with its change under the lock
- * later. Each write is answered in effect, or with why not (changed, held, expired, refused, in
+ * two-round insert, and the pessimistic take of a document read (its lock set even over increments in
+ * flight, which then drain) with its change under the lock later. Each write is answered in effect, or with why not (changed, held, expired, refused, in
  * doubt). Thread-safe (stateless but for its context).
  */
 final class InteractiveWrites {
@@ -39,7 +39,7 @@ final class InteractiveWrites {
     /** The lock an attempt writes: a two-round lock with the attempt's priority. */
     Document lock(Attempt a, String kind) {
         return new Document("tx", a.id()).append("kind", kind).append(Entries.COORDINATOR, c.entries().coordinator())
-                .append(Entries.NONCE, a.nonce()).append(Entries.UNTIL, Date.from(a.until())).append(TwoRoundAccess.PRIORITY, a.priority());
+                .append(Entries.NONCE, a.nonce()).append(Entries.UNTIL, Date.from(a.until())).append(Priority.FIELD, a.priority().written());
     }
 
     /** The filter of a document as read: its stored version the committed version read, no marker, no lock, before the deadline. */
@@ -153,7 +153,8 @@ final class InteractiveWrites {
         return c.retrier().call("prepare", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
             Participants.Result r;
             try {
-                r = Exclusive.take(coll, Operation.insert(ref, content), a.id(), a.nonce(), a.until(), c.entries().coordinator()).result();
+                r = Exclusive.take(coll, Operation.insert(ref, content), a.id(), a.nonce(), a.priority(), a.until(),
+                        c.entries().coordinator()).result();
             } catch (MongoException e) {
                 if (Retrier.isInDoubt(e)) {
                     return Prepared.IN_DOUBT;
@@ -167,6 +168,8 @@ final class InteractiveWrites {
                     Document current = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.include(Fields.LOCK)).first();
                     Document lock = current == null ? null : current.get(Fields.LOCK, Document.class);
                     yield r.code() != ReasonCode.DOCUMENT_EXISTS ? new Prepared(Kind.REFUSED, r.reason(), null)
+                            : current == null ? new Prepared(Kind.REFUSED, "the database refused the insert of " + ref
+                                    + ": another document has the same value under a unique index", null)
                             : lock != null ? new Prepared(Kind.HELD, ref + " is being inserted by transaction " + lock.get("tx"), lock.get("tx"))
                             : new Prepared(Kind.CHANGED, ref + " was inserted since it was read", null);
                 }
@@ -176,52 +179,68 @@ final class InteractiveWrites {
     }
 
     /**
-     * The pessimistic take of a document read: the lock set where no marker and no lock is, the
-     * document as it was returned; or what holds it (committed transactions met are rolled
-     * forward first).
+     * The pessimistic take of a document read: the lock set where no lock is and, with
+     * {@code overMarkers}, over markers of increments in flight (no new prepare can come once it is
+     * there); then, once the markers have drained, the document as stored. Else what holds it: another transaction's lock (committed transactions
+     * met are rolled forward first), or the markers still on the document this attempt took.
      */
-    Taken take(Attempt a, int index, DocumentRef ref) {
+    Taken take(Attempt a, int index, DocumentRef ref, boolean overMarkers) {
         MongoCollection<Document> coll = c.targets().collection(ref);
-        Document filter = Participants.fenced(new Document(Fields.ID, ref.id())
-                .append(Fields.MARKERS + ".0", new Document("$exists", false))
-                .append(Fields.LOCK, new Document("$exists", false)), a.until());
+        Document filter = Participants.fenced(new Document(Fields.ID, ref.id()).append(Fields.LOCK, new Document("$exists", false)), a.until());
+        if (!overMarkers) {
+            filter.append(Fields.MARKERS + ".0", new Document("$exists", false));
+        }
         Document update = new Document("$set", new Document(Fields.LOCK, lock(a, "update")));
         for (int round = 0; ; round++) {
             c.crashPoints().before(Step.APPLY, index, a.id());
             Document before = c.retrier().call("take", a.id(), io.mongo2pc.TransactionState.PENDING, () -> c.crashPoints().after(
                     coll.findOneAndUpdate(filter, update, new FindOneAndUpdateOptions().projection(Projections.exclude("__none"))
                             .returnDocument(ReturnDocument.BEFORE)), Step.APPLY, index, a.id()));
-            if (before != null) {
-                return new Taken(Kind.IN_EFFECT, before, null, null, null);
-            }
-            Document current = c.retrier().call("read", a.id(), null, () -> coll.find(new Document(Fields.ID, ref.id()))
-                    .projection(Projections.exclude("__none")).first());
+            Document current = before != null ? before : c.retrier().call("read", a.id(), null, () -> coll.find(new Document(Fields.ID,
+                    ref.id())).projection(Projections.exclude("__none")).first());
             if (current == null) {
-                return new Taken(Kind.CHANGED, null, ref + " does not exist", null, null);
+                return new Taken(Kind.CHANGED, null, ref + " does not exist", null, null, false);
             }
             Document lock = current.get(Fields.LOCK, Document.class);
-            if (lock != null && Exclusive.isOf(lock, a.id(), a.nonce())) {
-                return new Taken(Kind.IN_EFFECT, current, null, null, null); // taken before: a lost answer
+            boolean ours = before != null || lock != null && Exclusive.isOf(lock, a.id(), a.nonce());
+            List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
+            if (!ours && lock == null && (overMarkers || markers.isEmpty())) {
+                continue; // freed between the take and the read: take again
+            }
+            if (ours && markers.isEmpty()) {
+                return new Taken(Kind.IN_EFFECT, current, null, null, null, true);
             }
             if (round < 3 && c.retrier().call("resolve markers", a.id(), null,
                     () -> c.resolver().resolve(coll, current, a.id(), a.nonce())) > 0) {
                 continue; // committed (or abandoned) transactions met were rolled forward (or undone): again
             }
-            if (lock != null) {
-                Object p = lock.get(TwoRoundAccess.PRIORITY);
-                return new Taken(Kind.HELD, current, ref + " is taken by transaction " + lock.get("tx"), lock.get("tx"),
-                        p instanceof Number n ? n.longValue() : null);
+            if (!ours && lock == null) {
+                return new Taken(Kind.HELD, current, ref + " has pending transactions " + markers, markers.get(0), oldest(current, markers), false);
             }
-            List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
-            if (!markers.isEmpty()) {
-                return new Taken(Kind.HELD, current, ref + " has pending transactions " + markers, markers.get(0), null);
+            if (!ours) {
+                return new Taken(Kind.HELD, current, ref + " is taken by transaction " + lock.get("tx"), lock.get("tx"),
+                        Priority.of(lock), false);
             }
             if (coll.find(Participants.fenced(new Document(Fields.ID, ref.id()), a.until())).projection(Projections.include(Fields.ID))
                     .first() == null) {
-                return new Taken(Kind.EXPIRED, current, "the attempt passed its deadline " + a.until(), null, null);
+                return new Taken(Kind.EXPIRED, current, "the attempt passed its deadline " + a.until(), null, null, true);
             }
-            // Freed between the take and the read: take again.
+            // Taken, with increments in flight on it: they drain (none can come while the lock is there).
+            return new Taken(Kind.HELD, current, ref + " has pending transactions " + markers, markers.get(0), oldest(current, markers), true);
         }
+    }
+
+    /** The oldest priority among the markers' entries on {@code doc}; null if one has none (it counts as older than all). */
+    private static Priority oldest(Document doc, List<Object> markers) {
+        Priority oldest = null;
+        for (Object marker : markers) {
+            Priority p = Priority.of(CommittedReader.entryOf(doc, marker));
+            if (p == null) {
+                return null;
+            }
+            oldest = oldest == null || p.compareTo(oldest) < 0 ? p : oldest;
+        }
+        return oldest;
     }
 
     /** A pessimistic attempt's change of a document it took: the diff, version + 1, the before-image in the lock. */
@@ -242,7 +261,8 @@ final class InteractiveWrites {
     private Prepared underLock(Attempt a, int index, DocumentRef ref, Document update) {
         MongoCollection<Document> coll = c.targets().collection(ref);
         Document filter = Participants.fenced(Exclusive.locked(ref.id(), a.id(), a.nonce()), a.until())
-                .append(Fields.LOCK_UNDO, new Document("$exists", false)).append(Fields.LOCK + ".kind", "update");
+                .append(Fields.LOCK_UNDO, new Document("$exists", false)).append(Fields.LOCK + ".kind", "update")
+                .append(Fields.MARKERS + ".0", new Document("$exists", false)); // drained: the stored value is the committed one
         c.crashPoints().before(Step.CHANGE, index, a.id());
         return c.retrier().call("change", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
             try {

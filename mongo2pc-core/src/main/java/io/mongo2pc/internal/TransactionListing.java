@@ -49,6 +49,7 @@ public final class TransactionListing {
         ListCursor cursor = query.after() == null ? null : ListCursor.decode(query.after());
         Instant now = serverTime.get();
         List<Bson> filters = new ArrayList<>();
+        filters.add(Pruning.notPruned()); // a pruned transaction's stub is its id and outcome only: not listed
         if (!query.states().isEmpty()) {
             filters.add(states(query.states()));
         }
@@ -69,7 +70,7 @@ public final class TransactionListing {
         } else if (cursor != null) {
             filters.add(UNSTAMPED);
         }
-        Bson filter = filters.isEmpty() ? new Document() : filters.size() == 1 ? filters.get(0) : new Document("$and", filters);
+        Bson filter = filters.size() == 1 ? filters.get(0) : new Document("$and", filters);
         FindIterable<Document> found = transactions.find(filter).projection(Projections.exclude("__none")).sort(NEWEST_FIRST);
         if (cursor != null && cursor.millis() == null) {
             found = found.skip(cursor.unstamped());

@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * What interactive transactions use of the two-round commit: reads of committed images with their
@@ -33,11 +32,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * transaction id. Public for io.mongo2pc.internal.interactive. Thread-safe.
  */
 public final class TwoRoundAccess {
-    /** The lock field of an interactive attempt's priority (smaller is older). */
-    static final String PRIORITY = "p";
-
-    /** One attempt of a transaction: its id, nonce, deadline (server time) and priority. */
-    public record Attempt(Object id, String nonce, Instant until, long priority, long startNanos) { }
+    /** One attempt of a transaction: its id, nonce, deadline (server time) and priority (its first attempt's time, its own nonce). */
+    public record Attempt(Object id, String nonce, Instant until, Priority priority, long startNanos) { }
 
     /** What a participant write of an attempt did. */
     public enum Kind { IN_EFFECT, CHANGED, HELD, EXPIRED, IN_DOUBT, REFUSED }
@@ -49,8 +45,12 @@ public final class TwoRoundAccess {
         static final Prepared IN_DOUBT = new Prepared(Kind.IN_DOUBT, "a write was not answered", null);
     }
 
-    /** A pessimistic take: in effect with the document as it was ({@code stored}), or why not (the holder's priority if it has one). */
-    public record Taken(Kind kind, Document stored, String reason, Object heldBy, Long holderPriority) { }
+    /**
+     * A pessimistic take: in effect with the document as stored, or why not: the holder and its
+     * priority if it has one; {@code locked} when the attempt's lock is on it (then HELD: increments
+     * in flight still to drain).
+     */
+    public record Taken(Kind kind, Document stored, String reason, Object heldBy, Priority holderPriority, boolean locked) { }
 
     /** A document as read: its committed image, and the stored document it was computed from (null if none). */
     public record Reading(CommittedImage image, Document stored) {
@@ -109,17 +109,16 @@ public final class TwoRoundAccess {
         operations.validate(List.of(op), 1, null);
     }
 
-    /** A priority for a transaction starting now: the server clock's lower bound in ms times 1024, plus 10 random bits. */
-    public long priority(Object id) {
+    /**
+     * A new attempt of transaction {@code id}: a nonce of its own, its deadline a lease from now (less
+     * the skew), its priority {@code since} (the first attempt's; null for the first attempt, whose
+     * own reading of the server's clock becomes it), as {@link Priority} orders transactions.
+     */
+    public Attempt begin(Object id, Instant since) {
         Instant now = c.retrier().call("read clock", id, null, c.clock()::lowerBound);
-        return now.toEpochMilli() * 1024 + ThreadLocalRandom.current().nextInt(1024);
-    }
-
-    /** A new attempt of transaction {@code id}: a nonce of its own, its deadline a lease from now (less the skew). */
-    public Attempt begin(Object id, long priority) {
-        Instant until = c.retrier().call("read clock", id, null, c.clock()::lowerBound)
-                .plus(c.settings().lease()).minus(c.settings().maxClockSkew());
-        return new Attempt(id, UUID.randomUUID().toString(), until, priority, System.nanoTime());
+        String nonce = UUID.randomUUID().toString();
+        Instant until = now.plus(c.settings().lease()).minus(c.settings().maxClockSkew());
+        return new Attempt(id, nonce, until, new Priority(since != null ? since : now, nonce), System.nanoTime());
     }
 
     /** Records {@code ref}'s collection for the sweep, before anything is prepared there. */
@@ -220,8 +219,9 @@ public final class TwoRoundAccess {
         return writes.insert(a, index, ref, content);
     }
 
-    public Taken take(Attempt a, int index, DocumentRef ref) {
-        return writes.take(a, index, ref);
+    /** See {@link InteractiveWrites#take}. */
+    public Taken take(Attempt a, int index, DocumentRef ref, boolean overMarkers) {
+        return writes.take(a, index, ref, overMarkers);
     }
 
     public Prepared change(Attempt a, int index, DocumentRef ref, Document stored, Document after) {

@@ -66,8 +66,9 @@ final class InteractiveAttempts {
             out.add(new Step<>(() -> "P" + p + "'s take of " + NAME[d] + " misses its deadline: the attempt fails", n));
             return;
         }
-        if (s.lockedBy(d, p, c.nonce) || s.lockProc[d] < 0 && !s.mark[d]) {
-            // Taken now, or found taken by this nonce (a copy of a take that landed): the document as stored.
+        boolean drained = !s.mark[d] || m.has(InteractiveBug.READ_BEFORE_DRAINED);
+        if (s.lockedBy(d, p, c.nonce) && drained || s.lockProc[d] < 0 && !s.mark[d]) {
+            // Taken now, or taken before and drained of F's marker (or a copy of a take that landed): as stored.
             InteractiveState n = s.copy();
             if (n.lockProc[d] < 0) {
                 n.lock(d, p, c.nonce, c.attempt);
@@ -76,14 +77,21 @@ final class InteractiveAttempts {
             out.add(new Step<>(() -> "P" + p + " takes and reads " + NAME[d] + " = " + n.value[d], n));
             return;
         }
+        if (s.lockProc[d] < 0) {
+            // F's marker is there: the lock goes on anyway (no new prepare can come), then the marker drains.
+            InteractiveState n = s.copy();
+            n.lock(d, p, c.nonce, c.attempt);
+            out.add(new Step<>(() -> "P" + p + " takes " + NAME[d] + " with F's marker on it; waits for it to drain", n));
+            return;
+        }
         int holder = s.lockProc[d];
-        boolean older = holder >= 0 && holder != p && !s.lockCommitted(d) && p < holder;
-        boolean waitsForOwnOld = holder == p; // a lock of an earlier attempt: resolved past its deadline
-        if (!older && !waitsForOwnOld && !s.lockCommitted(d)) {
-            // Wait-die: a younger attempt ends at once; one blocked by markers ends after conflictTimeout.
+        boolean holdsAny = s.lockedBy(0, p, c.nonce) || s.lockedBy(1, p, c.nonce);
+        boolean dies = holder == p ? s.lockedBy(d, p, c.nonce) && s.mark[d] // draining: gives up after a while (F may wait for it)
+                : !s.lockCommitted(d) && p > holder && holdsAny; // younger, holding something: ends (holding nothing: waits)
+        if (dies) {
             InteractiveState n = s.copy();
             n.procs[p].phase = Phase.FAIL;
-            String why = holder >= 0 ? "P" + holder + " (older) holds " + NAME[d] : NAME[d] + " carries F's marker";
+            String why = holder != p ? "P" + holder + " (older) holds " + NAME[d] : NAME[d] + " still carries F's marker";
             out.add(new Step<>(() -> "P" + p + " gives up waiting: " + why + "; the attempt fails", n));
         }
     }
@@ -164,6 +172,9 @@ final class InteractiveAttempts {
             if (nc.passed()) {
                 nc.write[d] = REFUSED;
                 result = "expired";
+            } else if (n.lockedBy(d, p, nc.nonce) && n.mark[d]) {
+                nc.write[d] = REFUSED; // the change requires the document drained of markers
+                result = "a marker is still there";
             } else if (n.lockedBy(d, p, nc.nonce)) {
                 if (!n.lockChanged[d]) {
                     n.lockChanged[d] = true;

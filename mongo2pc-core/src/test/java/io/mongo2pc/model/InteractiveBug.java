@@ -26,6 +26,8 @@ enum InteractiveBug {
      * the late write leaves a lock no commit can claim, undone by whoever meets it past its deadline.
      */
     RETRY_WITHOUT_WAITING_OUT(false),
+    /** A pessimistic read takes the document with F's marker on it and reads it before the marker drained (the stored value, a hold in it). */
+    READ_BEFORE_DRAINED(true),
     /** A read-only attempt also requires its documents free of other transactions' locks (stricter than needed). */
     READ_ONLY_CHECKS_LOCKS(false);
 

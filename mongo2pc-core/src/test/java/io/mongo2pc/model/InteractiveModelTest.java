@@ -82,7 +82,7 @@ class InteractiveModelTest {
     private static Setup setupFor(InteractiveBug bug) {
         return switch (bug) {
             case READ_NOT_VALIDATED, VALIDATION_BEFORE_LOCKS, VALIDATION_IGNORES_LOCKS -> Setup.DOCTORS;
-            case TAKE_IGNORES_MARKERS, READ_ONLY_CHECKS_LOCKS -> Setup.TRANSFER_AND_READER;
+            case TAKE_IGNORES_MARKERS, READ_ONLY_CHECKS_LOCKS, READ_BEFORE_DRAINED -> Setup.TRANSFER_AND_READER;
             default -> Setup.COUNTERS;
         };
     }

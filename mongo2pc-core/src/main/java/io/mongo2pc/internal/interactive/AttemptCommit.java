@@ -214,6 +214,9 @@ final class AttemptCommit {
                 undo.add(Operation.delete(e.ref, null));
             }
         }
+        if (ctx.draining() != null) {
+            undo.add(Operation.delete(ctx.draining(), null));
+        }
         if (undo.isEmpty()) {
             return;
         }

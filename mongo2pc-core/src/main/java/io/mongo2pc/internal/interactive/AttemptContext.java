@@ -7,6 +7,7 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionContext;
 import io.mongo2pc.internal.CommittedImage;
 import io.mongo2pc.internal.Fields;
+import io.mongo2pc.internal.Priority;
 import io.mongo2pc.internal.TwoRoundAccess;
 import io.mongo2pc.internal.TwoRoundAccess.Kind;
 import io.mongo2pc.internal.TwoRoundAccess.Reading;
@@ -29,6 +30,8 @@ import java.util.Optional;
  * Not thread-safe (synchronized against misuse from another thread).
  */
 final class AttemptContext implements TransactionContext {
+
+
     private final TwoRoundAccess access;
     private final TwoRoundAccess.Attempt attempt;
     private final int number;
@@ -36,6 +39,8 @@ final class AttemptContext implements TransactionContext {
     private final Waits waits;
     private final Map<DocumentRef, Entry> buffer = new LinkedHashMap<>();
     private Lost lost;
+    /** A document this attempt took and waits to drain of increments (not in the buffer yet), or null. */
+    private DocumentRef draining;
     /** A failure of the protocol while reading (a crash point, the database given up on): it ends everything as it is. */
     private RuntimeException failure;
     private boolean closed;
@@ -64,6 +69,16 @@ final class AttemptContext implements TransactionContext {
     /** The protocol's failure met while the body ran, or null. */
     synchronized RuntimeException failure() {
         return failure;
+    }
+
+    /** True if the body wrote (or tried to write) a document in this attempt. */
+    synchronized boolean wrote() {
+        return buffer.values().stream().anyMatch(e -> e.written);
+    }
+
+    /** The document this attempt took and was waiting to drain when it ended, or null. */
+    synchronized DocumentRef draining() {
+        return draining;
     }
 
     /** The documents the attempt touched, in the order it first did. */
@@ -207,37 +222,35 @@ final class AttemptContext implements TransactionContext {
 
     /**
      * An optimistic read: the committed image and version. What committed transactions left on the
-     * document is rolled forward first (so the attempt's write finds it clean); another
-     * transaction's lock that is not committed is waited for (this attempt holds nothing yet).
+     * document is rolled forward first, so that the attempt's write finds it clean; what others hold
+     * and have not committed is not waited for (the view leaves it out, as readCommitted does; a
+     * write of the attempt to that document will then meet it at the commit and lose).
      */
     private Entry read(DocumentRef ref) {
         for (int round = 0; ; round++) {
             Reading reading = access.read(attempt.id(), ref);
-            if (reading.clean() || round >= 3 && reading.lock() == null) {
+            if (reading.clean() || round >= 3 || access.resolve(attempt, ref, reading.stored()) == 0) {
                 return new Entry(ref, buffer.size(), reading.image(), null);
             }
-            if (access.resolve(attempt, ref, reading.stored()) > 0) {
-                continue;
-            }
-            Document lock = reading.lock();
-            if (lock == null) {
-                return new Entry(ref, buffer.size(), reading.image(), null); // increments in flight: left out of the view
-            }
-            waits.pause(round, ConflictKind.HELD, ref, lock.get("tx"), ref + " is taken by transaction " + lock.get("tx"));
         }
     }
 
     /**
-     * A pessimistic read: the document taken for this attempt. A younger interactive holder makes an
-     * older attempt wait; an older one ends a younger attempt at once (wait-die); a fixed-operation
-     * transaction (its markers, or a lock without a priority) is waited for up to conflictTimeout.
+     * A pessimistic read: the document taken for this attempt, over increments in flight if need be
+     * (they drain: none can come while the lock is there). Who meets whom is settled by
+     * {@link Priority}, as between fixed-operation transactions (docs/CONFLICTS.md): an attempt that
+     * holds something (its lock over draining increments included) and meets an older holder (or one
+     * without a priority) ends at once and gives back what it holds; otherwise it waits, for a
+     * younger holder (which commits, or gives way when it meets what this attempt holds) or, holding
+     * nothing, for anyone, each wait at most conflictTimeout.
      */
     private Entry take(DocumentRef ref) {
         long heldSince = 0;
         for (int round = 0; ; round++) {
-            Taken taken = access.take(attempt, buffer.size(), ref);
+            Taken taken = access.take(attempt, buffer.size(), ref, true);
             switch (taken.kind()) {
                 case IN_EFFECT -> {
+                    draining = null;
                     Document stored = taken.stored();
                     Document content = new Document(stored);
                     content.remove(Fields.LOCK);
@@ -249,17 +262,17 @@ final class AttemptContext implements TransactionContext {
                 }
                 case EXPIRED -> throw new Lost(ConflictKind.EXPIRED, ref, null, taken.reason());
                 default -> {
-                    boolean interactiveHolder = taken.holderPriority() != null && !attempt.id().equals(taken.heldBy());
-                    // Wait-die: a younger attempt that holds something ends rather than wait for an older one (no
-                    // cycle of waits can form); one that holds nothing yet waits, as no one can wait for it.
-                    if (interactiveHolder && taken.holderPriority() < attempt.priority() && holdsAny()) {
+                    if (taken.locked()) {
+                        draining = ref; // taken: given back with the rest if the attempt ends here
+                    }
+                    boolean ownEarlierAttempt = attempt.id().equals(taken.heldBy()); // resolved past its deadline
+                    // A lock over draining increments is a hold too: someone older may wait for it.
+                    if (!ownEarlierAttempt && attempt.priority().yieldsTo(taken.holderPriority()) && (holdsAny() || taken.locked())) {
                         throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason() + ", an older transaction");
                     }
-                    if (!interactiveHolder) {
-                        heldSince = heldSince == 0 ? waits.now() : heldSince;
-                        if (waits.now() - heldSince > access.settings().conflictTimeout().toNanos()) {
-                            throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
-                        }
+                    heldSince = heldSince == 0 ? waits.now() : heldSince;
+                    if (waits.now() - heldSince > access.settings().conflictTimeout().toNanos()) {
+                        throw new Lost(ConflictKind.HELD, ref, taken.heldBy(), taken.reason() + " for longer than conflictTimeout");
                     }
                     waits.pause(round, ConflictKind.HELD, ref, taken.heldBy(), taken.reason());
                 }

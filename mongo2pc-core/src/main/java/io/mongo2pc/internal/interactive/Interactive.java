@@ -22,6 +22,9 @@ import java.util.Optional;
  * instance serves every thread, each running its own transactions.
  */
 public final class Interactive {
+    /** How many attempts a body that wrote nothing runs optimistically before its attempts take what they read. */
+    private static final int READ_ONLY_OPTIMISTIC_ATTEMPTS = 5;
+
     private final Engine engine;
     private final TwoRoundAccess access;
     private final Results results;
@@ -48,17 +51,22 @@ public final class Interactive {
                 return results.ofFirstRun(first.get());
             }
         }
-        long priority = access.priority(id);
+        java.time.Instant since = null; // the first attempt's time: the transaction's priority in every attempt
         Waits waits = new Waits(access.settings().clock(), options.timeout(), id);
         List<String> nonces = new ArrayList<>();
         Lost last = null;
+        boolean wrote = false;
         for (int number = 1; ; number++) {
             if (number > 1) {
                 waits.backoff(number);
             }
-            TwoRoundAccess.Attempt attempt = access.begin(id, priority);
+            TwoRoundAccess.Attempt attempt = access.begin(id, since);
+            since = attempt.priority().since();
             nonces.add(attempt.nonce());
-            AttemptContext ctx = new AttemptContext(access, attempt, number, number > 1, waits);
+            // After a conflict the body takes what it reads, unless it wrote nothing: a read-only attempt
+            // holds nothing, and runs optimistically again a few times before it takes what it reads too.
+            boolean pessimistic = number > 1 && (wrote || number > READ_ONLY_OPTIMISTIC_ATTEMPTS);
+            AttemptContext ctx = new AttemptContext(access, attempt, number, pessimistic, waits);
             AttemptCommit commit = new AttemptCommit(access, ctx);
             T value = null;
             try {
@@ -82,6 +90,7 @@ public final class Interactive {
                 }
             } catch (Lost lost) {
                 last = lost;
+                wrote |= ctx.wrote();
             } catch (AttemptCommit.Refused refused) {
                 commit.undo();
                 access.settings().metrics().interactiveAttempts(number);
