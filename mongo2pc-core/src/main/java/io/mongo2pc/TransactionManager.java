@@ -152,17 +152,25 @@ public final class TransactionManager implements AutoCloseable {
 
     /**
      * One recovery pass over open transactions unchanged for at least {@code olderThan} (at most
-     * 500). A transaction that fails (a target down, an outcome unknown) is logged,
-     * counted as skipped and left to the next pass; three failing in a row end the pass with the
-     * last failure.
+     * 500), each taken over only once its owner's own lease has
+     * run out too (a transaction that stores no lease of its own, written by hand after the
+     * tutorial, once unchanged for {@code olderThan}). A transaction that fails (a target down, an
+     * outcome unknown) is logged, counted as skipped and left to the next pass; three failing in a
+     * row end the pass with the last failure.
      */
     public RecoveryReport recover(Duration olderThan) {
-        return engine.recover(Objects.requireNonNull(olderThan, "olderThan"));
+        Objects.requireNonNull(olderThan, "olderThan");
+        return engine.recover(olderThan, olderThan);
     }
 
-    /** One recovery pass over transactions whose owner's lease has expired. */
+    /**
+     * One recovery pass over open transactions whose owner's lease has run out, by the server's
+     * clock (the lease stored in each; the owner stopped writing {@code maxClockSkew} before it), as
+     * soon as it has; a transaction that stores no lease of its own (written by hand after the
+     * tutorial) waits for this manager's lease.
+     */
     public RecoveryReport recover() {
-        return recover(settings.lease());
+        return engine.recover(Duration.ZERO, settings.lease());
     }
 
     /**

@@ -60,7 +60,9 @@ class CommitInsertPausedOwnerTest {
         CountDownLatch paused = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
         TransactionManager owner = manager("owner", CommitInserts.pauseAt(CrashPoint.before(CrashPoint.Step.COMMIT, -1), paused, resume));
-        TransactionManager other = manager("other", CrashHook.NONE);
+        // every recover sweeps: the second comes about a lease after the first, less the time round 1 took
+        TransactionManager other = TransactionManager.builder().target("default", mongo.newClient()).database(mongo.database())
+                .application("other").finishInBackground(false).lease(LEASE).maxClockSkew(SKEW).sweepPeriod(Duration.ZERO).build();
         CompletableFuture<TransactionOutcome> run = CompletableFuture.supplyAsync(() -> owner.run("t-1", transfer(two)));
         assertThat(paused.await(30, TimeUnit.SECONDS)).as("the owner paused with its prepares landed").isTrue();
         assertThat(CommitInserts.balance(accounts, "A")).as("the debit's hold").isEqualTo(90L);

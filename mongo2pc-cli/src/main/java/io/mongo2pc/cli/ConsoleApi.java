@@ -208,10 +208,10 @@ final class ConsoleApi {
         };
     }
 
-    /** One recovery pass (default: transactions unchanged for the lease), as {@code recover --json}. */
+    /** One recovery pass (default: each transaction once its owner's lease has run out), as {@code recover --json}. */
     ObjectNode recover(String olderThan) {
-        Duration age = olderThan == null || olderThan.isBlank() ? lease() : duration("olderThan", olderThan);
-        return RecoverCommand.Pass.run(manager(), age).json();
+        Duration age = olderThan == null || olderThan.isBlank() ? null : duration("olderThan", olderThan);
+        return RecoverCommand.Pass.run(session, age).json();
     }
 
     /**

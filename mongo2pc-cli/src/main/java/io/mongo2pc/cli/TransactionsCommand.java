@@ -32,7 +32,7 @@ final class TransactionsCommand implements Runnable {
                     "Open ones whose owner's lease has run out are marked stale. --app filters by application.",
                     "Exit 0; 2 bad filter."},
             footer = {"--json prints {\"transactions\":[{\"id\",\"state\",\"age\",\"owner\",\"application\",\"epoch\",",
-                    "\"reason\",\"code\",\"source\",\"destination\",\"value\",\"stale\"}],\"more\",\"next\"}"})
+                    "\"reason\",\"code\",\"source\",\"destination\",\"value\",\"stale\"}],\"more\",\"next\",\"server\",\"data\"}"})
     static final class ListTransactions extends BaseCommand {
         @Option(names = "--state", paramLabel = "STATE",
                 description = "only this state: initial, pending, applied, done, canceling, canceled (repeatable)")
@@ -64,7 +64,7 @@ final class TransactionsCommand implements Runnable {
                 page = session.manager().list(query);
             }
             if (json()) {
-                printJson(TransactionRows.json(page, lease));
+                printJson(where(TransactionRows.json(page, lease)));
             } else if (page.transactions().isEmpty()) {
                 say("no transactions" + (query.after() == null ? "" : " after this cursor"));
             } else {

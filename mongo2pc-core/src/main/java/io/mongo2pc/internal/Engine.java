@@ -166,13 +166,13 @@ public final class Engine {
     // ---- recovery and operator actions -----------------------------------------------------
 
     /** One recovery pass (see {@link Recovery#recover}). */
-    public RecoveryReport recover(Duration olderThan) {
-        RecoveryReport report = recovery.recover(olderThan);
+    public RecoveryReport recover(Duration olderThan, Duration leaseIfNone) {
+        RecoveryReport report = recovery.recover(olderThan, leaseIfNone);
         // Markers of two-round transactions whose document was never written: found by no scan of
-        // transactions. Those it cancels (behind a tombstone) count as canceled by this pass.
+        // transactions. Those it cancels (behind a tombstone) count as canceled by this pass, and
+        // the late copies of inserts it deletes as removed by it.
         if (sweep.due()) {
-            int canceled = retrier.call("sweep", null, null, sweep::sweep);
-            report = report.plus(new RecoveryReport(0, canceled, 0));
+            report = report.plus(retrier.call("sweep", null, null, sweep::sweep));
         }
         return report;
     }

@@ -75,7 +75,7 @@ final class Outcomes {
                         + doc.get(Fields.STATE), id);
             }
             Instant now = clock.lowerBound();
-            Instant staleBefore = Recovery.staleBefore(doc, now, view.lease() == null ? lease : Duration.ZERO);
+            Instant staleBefore = Recovery.staleBefore(doc, now, Duration.ZERO, lease);
             boolean stale = view.lastModified() == null || !view.lastModified().isAfter(staleBefore);
             if (view.isTerminal() || view.state() == TransactionState.APPLIED && !stale) {
                 return Optional.of(view.outcome());

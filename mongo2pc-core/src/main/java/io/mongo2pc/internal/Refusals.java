@@ -72,14 +72,31 @@ final class Refusals {
      * refused it was gone by the time of the read: try again), else refused by the guard.
      */
     static Result byGuard(MongoCollection<Document> coll, Operation op) {
-        Document guardHolds = new Document(Fields.ID, op.document().id());
-        guardHolds.putAll(op.guard());
-        if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() != null) {
+        Document failing = guardFailing(coll, op);
+        if (failing == null) {
             return Result.busy(ReasonCode.CONFLICT, "conflict: the write to " + op.document()
                     + " was refused while another transaction held it, and the guard holds now");
         }
+        return refusedByGuard(op, failing);
+    }
+
+    /** The refusal of {@code op} by its guard, which fails on {@code seen} (the document as one read showed it). */
+    static Result refusedByGuard(Operation op, Document seen) {
         return Result.refused(isFundsCheck(op) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
-                "guard " + op.guard().toJson() + " does not hold on " + op.document());
+                "guard " + op.guard().toJson() + " does not hold on " + op.document(), seen);
+    }
+
+    /**
+     * The document of {@code op} as one read shows it, if its guard fails on it; null if the guard
+     * holds (or the document is gone). One read, so that whoever judges the refusal (by committed
+     * state, or by another open transaction's hold: docs/CONFLICTS.md) sees what refused it.
+     */
+    static Document guardFailing(MongoCollection<Document> coll, Operation op) {
+        if (op.guard().isEmpty()) {
+            return null;
+        }
+        Document filter = new Document(Fields.ID, op.document().id()).append("$nor", List.of(op.guard()));
+        return coll.find(filter).projection(Projections.exclude("__none")).first();
     }
 
     /**
