@@ -17,6 +17,7 @@ import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.dao.OptimisticLockingFailureException;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -145,6 +146,7 @@ class Mongo2pcOperationsTest extends TransactionalTestBase {
         Wallet alice = wallet("alice", 100);
         DocumentRef ref = DocumentRef.of(DATABASE, "wallets", alice.id);
         String holderId = unique("holder");
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).as("the wallet's insert released").isTrue();
         try (StoppedTransaction<TransactionResult<Object>> other = new StoppedTransaction<>(client, DATABASE, holderId, manager ->
                 manager.transact(TransactionOptions.builder().id(holderId).build(), ctx -> {
                     ctx.update(ref, new Document("$inc", new Document("bal", 50)));

@@ -17,10 +17,12 @@ import java.util.function.Function;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Another process's transaction, stopped right after it took its first document (its lock on it,
- * an interactive update's change in place), until {@link #release()}: a test then looks at what
- * the application sees meanwhile. Closing it lets the transaction finish (also when the test
- * failed), so no lock stays behind.
+ * Another process's transaction, stopped right after its first write to a document (its lock on
+ * it, an interactive update's change in place), until {@link #release()}: a test then looks at what
+ * the application sees meanwhile. The document must be free when it starts (a transaction that
+ * wrote it finished, not only committed): a write refused by another's lock is stopped all the
+ * same, holding nothing. Closing it lets the transaction finish (also when the test failed), so no
+ * lock stays behind.
  */
 final class StoppedTransaction<T> implements AutoCloseable {
     private final TransactionManager manager;

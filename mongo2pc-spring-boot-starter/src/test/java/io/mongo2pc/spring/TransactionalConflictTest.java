@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.dao.ConcurrencyFailureException;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CyclicBarrier;
@@ -28,7 +29,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * Conflicts between {@code @Transactional} methods on one document: the loser's method runs again
@@ -96,11 +97,16 @@ class TransactionalConflictTest extends TransactionalTestBase {
         ops.insert(new Counter(id, 5));
         DocumentRef held = DocumentRef.of(DATABASE, ops.collectionName(Counter.class), id);
         String holderId = unique("holder");
-        // another process's transaction on the same document, stopped right after it locked it
+        // the insert's own lock released (after its commit point, in the background), so that the
+        // other process's transaction, stopped right after its write, has locked the document
+        assertThat(manager.awaitFinished(Duration.ofSeconds(30))).isTrue();
         try (StoppedTransaction<TransactionOutcome> other = new StoppedTransaction<>(client, DATABASE, holderId, manager ->
                 manager.run(holderId, List.of(Operation.update(held, new Document("$set", new Document("note", "held")), null))))) {
 
-            assertThatThrownBy(() -> counters.incrementWithin1s(id))
+            Document before = client.getDatabase(DATABASE).getCollection("counters").find(new Document("_id", id)).first();
+            Throwable thrown = catchThrowable(() -> counters.incrementWithin1s(id));
+
+            assertThat(thrown).as("the document before: %s", before)
                     .isInstanceOf(ConcurrencyFailureException.class)
                     .isInstanceOfSatisfying(Mongo2pcConflictException.class, e -> {
                         assertThat(e.transactionId()).isNotNull();
