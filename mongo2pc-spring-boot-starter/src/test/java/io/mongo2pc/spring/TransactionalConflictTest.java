@@ -10,6 +10,7 @@ import io.mongo2pc.spring.TransactionalApp.Counter;
 import io.mongo2pc.spring.TransactionalApp.Counters;
 import io.mongo2pc.spring.TransactionalApp.Deposited;
 import io.mongo2pc.spring.TransactionalApp.Receipts;
+import io.mongo2pc.spring.TransactionalApp.RecordedMetrics;
 import io.mongo2pc.spring.TransactionalApp.StoppedObservations;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterEach;
@@ -34,7 +35,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 /**
  * Conflicts between {@code @Transactional} methods on one document: the loser's method runs again
  * and both count; conflicts that outlast the method's timeout become Spring's
- * {@code ConcurrencyFailureException}; what each run leaves in events and observations.
+ * {@code ConcurrencyFailureException}; what each run leaves in events, observations and the
+ * manager's metrics.
  */
 class TransactionalConflictTest extends TransactionalTestBase {
     private final ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -42,6 +44,7 @@ class TransactionalConflictTest extends TransactionalTestBase {
     @Autowired Counters counters;
     @Autowired Receipts receipts;
     @Autowired StoppedObservations observations;
+    @Autowired RecordedMetrics metrics;
 
     @AfterEach
     void stopThreads() {
@@ -54,6 +57,8 @@ class TransactionalConflictTest extends TransactionalTestBase {
         ops.insert(new Counter(id, 0));
         CyclicBarrier firstRuns = new CyclicBarrier(2); // both first runs read 0 before either writes
         int runsBefore = counters.runs().size();
+        int attemptsBefore = metrics.attempts.size();
+        int conflictsBefore = metrics.conflicts.size();
 
         Future<Long> a = threads.submit(() -> counters.increment(id, firstRuns));
         Future<Long> b = threads.submit(() -> counters.increment(id, firstRuns));
@@ -67,6 +72,11 @@ class TransactionalConflictTest extends TransactionalTestBase {
         assertThat(receipts.rolledBack().stream().filter(d -> d.wallet().equals(id)))
                 .as("after-rollback events: the run that lost").containsExactly(new Deposited(id, 1));
         assertAttemptsObserved(id);
+        assertThat(metrics.attempts.subList(attemptsBefore, metrics.attempts.size()))
+                .as("the core's interactiveAttempts, per transaction").containsExactlyInAnyOrder(1, 2);
+        assertThat(metrics.conflicts.subList(conflictsBefore, metrics.conflicts.size()))
+                .as("the core's interactiveConflict, per lost run").hasSize(1)
+                .allSatisfy(kind -> assertThat(kind).isIn(ConflictKind.CHANGED, ConflictKind.HELD));
     }
 
     /** One observation per run, each a child of its transaction's, the lost one marked so. */
