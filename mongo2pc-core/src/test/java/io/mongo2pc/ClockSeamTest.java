@@ -1,20 +1,16 @@
 package io.mongo2pc;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.testing.FakeClock;
 import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testing.Unreachable;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -43,7 +39,7 @@ class ClockSeamTest {
     void retrier_givesUpAtRetryTimeout_onTheManagersClock_whenTheServerIsUnreachable() throws Exception {
         Duration retryTimeout = Duration.ofMinutes(10);
         FakeClock clock = new FakeClock();
-        try (MongoClient unreachable = unreachableClient()) {
+        try (MongoClient unreachable = Unreachable.client()) {
             TransactionManager manager = TestManagers.builder(unreachable, mongo.database(), "app").twoRoundCommit(false).finishInBackground(false)
                     .retryTimeout(retryTimeout).clock(clock).build();
             DocumentRef a = DocumentRef.of(mongo.database(), "accounts", "A");
@@ -130,17 +126,5 @@ class ClockSeamTest {
             letGo.countDown();
             assertThat(run.get(60, TimeUnit.SECONDS).state()).isEqualTo(TransactionState.DONE);
         }
-    }
-
-    /** A client of a loopback port nothing listens on, that fails a request at once instead of waiting for a server. */
-    private static MongoClient unreachableClient() throws Exception {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = socket.getLocalPort();
-        }
-        return MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString("mongodb://127.0.0.1:" + port + "/?directConnection=true"))
-                .applyToClusterSettings(cluster -> cluster.serverSelectionTimeout(0, TimeUnit.MILLISECONDS))
-                .build());
     }
 }

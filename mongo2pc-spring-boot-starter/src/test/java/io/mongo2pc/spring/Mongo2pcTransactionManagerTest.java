@@ -1,12 +1,10 @@
 package io.mongo2pc.spring;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testing.Unreachable;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -15,10 +13,7 @@ import org.springframework.transaction.TransactionSystemException;
 import org.springframework.transaction.support.DefaultTransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -29,8 +24,8 @@ class Mongo2pcTransactionManagerTest {
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
     @Test
-    void databaseOutOfReach_isOutcomeUnknown_asTransactionSystemException_keepingTheId() throws Exception {
-        try (MongoClient unreachable = unreachableClient();
+    void databaseOutOfReach_isOutcomeUnknown_asTransactionSystemException_keepingTheId() {
+        try (MongoClient unreachable = Unreachable.client();
              TransactionManager core = TestManagers.builder(unreachable, mongo.database(), "app")
                      .retryTimeout(Duration.ofMillis(300)).build()) {
             TransactionTemplate template = new TransactionTemplate(new Mongo2pcTransactionManager(core));
@@ -60,16 +55,5 @@ class Mongo2pcTransactionManagerTest {
                     .hasMessage("'checkout' has timeout 0s: mongo2pc needs a positive number of seconds (how long the method"
                             + " may run again after conflicts)");
         }
-    }
-
-    private static MongoClient unreachableClient() throws Exception {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = socket.getLocalPort();
-        }
-        return MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString("mongodb://127.0.0.1:" + port + "/?directConnection=true"))
-                .applyToClusterSettings(cluster -> cluster.serverSelectionTimeout(0, TimeUnit.MILLISECONDS))
-                .build());
     }
 }
