@@ -3,6 +3,7 @@ package io.mongo2pc;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -21,6 +22,13 @@ public interface TransactionContext {
 
     /** The document, as of the last committed transaction plus this attempt's writes; empty if it does not exist in that view. */
     Optional<Document> get(DocumentRef document);
+
+    /**
+     * Several documents, each as {@link #get(DocumentRef)} returns it, read together: the ones this
+     * transaction has not read yet in one request per collection (a transfer's two accounts in one
+     * round trip). In the order of {@code documents}.
+     */
+    List<Optional<Document>> getAll(List<DocumentRef> documents);
 
     /** {@link #get(DocumentRef)} decoded as {@code type} by the target client's codec registry (POJOs, records). */
     <T> Optional<T> get(DocumentRef document, Class<T> type);

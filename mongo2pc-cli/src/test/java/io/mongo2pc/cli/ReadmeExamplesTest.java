@@ -43,7 +43,7 @@ class ReadmeExamplesTest {
     @Test
     void readmeJavaBlocks_compileAsWritten_andRunAgainstAServer() throws Exception {
         List<String> classes = compileReadmeBlocks();
-        assertThat(classes).contains("Transfers", "PayOrder");
+        assertThat(classes).contains("ShipOrder", "Transfers", "PayOrder");
         // The examples use the databases they name (mongo2pc, shop, bank), not a test's own: they run
         // on the embedded server only, never on a deployment of the user's (-Dmongo2pc.test.uri).
         assumeFalse(mongo.isExternal(), "the README's examples write to the databases they name");
@@ -61,6 +61,17 @@ class ReadmeExamplesTest {
                     .invoke(null, client, client);
             assertThat(((Optional<?>) order)).get().extracting(d -> ((Document) d).getString("state")).isEqualTo("Paid");
             assertThat(client.getDatabase("bank").getCollection("accounts").find().first().get("balance")).isEqualTo(70L);
+
+            client.getDatabase("shop").getCollection("orders").insertOne(new Document("_id", "o2").append("status", "NEW"));
+            client.getDatabase("shop").getCollection("carts").insertOne(new Document("_id", "c2").append("for", "o2"));
+            Object shipped = loader.loadClass("ShipOrder").getDeclaredMethod("ship", MongoClient.class).invoke(null, client);
+            assertThat(shipped).isEqualTo("paid");
+            assertThat(client.getDatabase("shop").getCollection("orders").find(new Document("_id", "o2")).first().get("status"))
+                    .isEqualTo("PAID");
+            assertThat(client.getDatabase("shop").getCollection("shipments").find(new Document("_id", "s2")).first()).isNotNull();
+            assertThat(client.getDatabase("shop").getCollection("carts").find(new Document("_id", "c2")).first()).isNull();
+            Object again = loader.loadClass("ShipOrder").getDeclaredMethod("ship", MongoClient.class).invoke(null, client);
+            assertThat(again).as("the same id run again: the first run's result, shipped once").isEqualTo("paid");
         }
     }
 

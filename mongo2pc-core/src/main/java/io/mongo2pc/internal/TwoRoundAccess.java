@@ -110,6 +110,30 @@ public final class TwoRoundAccess {
     }
 
     /**
+     * Refuses a document no transaction may reach: an unknown target, bad names or id, the
+     * coordinator's own collections (as {@link #check} does for an operation on it, without building one).
+     */
+    public void checkReference(DocumentRef ref) {
+        if (!c.targets().names().contains(ref.target())) {
+            throw new InvalidTransactionException(ref + ": unknown target '" + ref.target() + "', known: " + c.targets().names());
+        }
+        String problem = DocumentRef.databaseNameProblem(ref.database());
+        if (problem == null) {
+            problem = DocumentRef.collectionNameProblem(ref.collection());
+        }
+        if (problem != null) {
+            throw new InvalidTransactionException(ref + ": invalid database or collection name: " + problem);
+        }
+        DocumentRef.requirePlainId(ref.id(), ref);
+        String transactions = c.settings().transactionsCollection();
+        if (ref.target().equals(DocumentRef.DEFAULT_TARGET) && ref.database().equals(c.settings().database())
+                && (ref.collection().equals(transactions) || ref.collection().equals(transactions + "_clock"))) {
+            throw new InvalidTransactionException(ref + ": the collection " + ref.collection()
+                    + " belongs to the transaction coordinator and cannot be read or changed in a transaction");
+        }
+    }
+
+    /**
      * A new attempt of transaction {@code id}: a nonce of its own, its deadline a lease from now (less
      * the skew), its priority {@code since} (the first attempt's; null for the first attempt, whose
      * own reading of the server's clock becomes it), as {@link Priority} orders transactions.

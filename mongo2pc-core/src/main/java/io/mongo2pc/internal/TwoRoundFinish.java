@@ -3,7 +3,9 @@ package io.mongo2pc.internal;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.DeleteOneModel;
 import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.WriteModel;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.DocumentRef;
@@ -34,7 +36,8 @@ import static io.mongo2pc.TransactionState.DONE;
  * applied, marker and entry removed; no deadline: anyone may roll it forward), then {@code done};
  * canceling, each entry is undone under the owner's deadline, then {@code canceled}. With
  * {@code finishInBackground} the owner's caller returns at the commit point and a finisher thread
- * releases many transactions in one request per collection. Thread-safe.
+ * releases many transactions in one request per collection, their increments' entries and their
+ * inserts', updates' and deletes' locks alike. Thread-safe.
  */
 final class TwoRoundFinish {
     private static final Logger log = LoggerFactory.getLogger(TwoRoundFinish.class);
@@ -197,6 +200,21 @@ final class TwoRoundFinish {
         return Entries.releaseWrite(op.document().id(), tx.id, tx.nonce, Entries.later(op));
     }
 
+    /**
+     * The release of operation {@code i} of {@code tx}, whoever sends it: an increment's (its
+     * increases, marker and entry), or an exclusive operation's, by its lock with the nonce: unlocked
+     * (an insert's or an update's change is in), or the document deleted for a delete.
+     */
+    private static WriteModel<Document> releaseOf(OwnedTransaction tx, int i) {
+        Operation op = tx.ops.get(i);
+        if (op instanceof Operation.Increment) {
+            return release(tx, i);
+        }
+        Document locked = Exclusive.locked(op.document().id(), tx.id, tx.nonce);
+        return op instanceof Operation.Delete ? new DeleteOneModel<>(locked)
+                : new UpdateOneModel<>(locked, new Document("$unset", new Document(Fields.LOCK, "")));
+    }
+
     /** The increments of {@code tx} by collection: one request each (inserts, updates and deletes go one by one). */
     static Map<List<String>, List<Integer>> groups(OwnedTransaction tx) {
         return RoundOne.groups(tx.ops);
@@ -212,18 +230,21 @@ final class TwoRoundFinish {
      */
     private void finishAll(List<OwnedTransaction> batch) {
         List<OwnedTransaction> alone = new ArrayList<>();
-        Map<List<String>, List<UpdateOneModel<Document>>> writes = new LinkedHashMap<>();
+        Map<List<String>, List<WriteModel<Document>>> writes = new LinkedHashMap<>();
         Map<List<String>, List<OwnedTransaction>> senders = new LinkedHashMap<>();
         List<OwnedTransaction> releasing = new ArrayList<>();
         for (OwnedTransaction tx : batch) {
-            if (tx.ops.stream().anyMatch(Operation::exclusive)) {
-                alone.add(tx); // its locks are released one by one, on the inline path
-            } else if (reached(tx, Step.RELEASE, CrashPoint.Phase.BEFORE, alone)) {
+            if (reached(tx, Step.RELEASE, CrashPoint.Phase.BEFORE, alone)) {
                 releasing.add(tx);
-                groups(tx).forEach((key, group) -> {
-                    group.forEach(i -> writes.computeIfAbsent(key, k -> new ArrayList<>()).add(release(tx, i)));
-                    senders.computeIfAbsent(key, k -> new ArrayList<>()).add(tx);
-                });
+                for (int i = 0; i < tx.ops.size(); i++) {
+                    DocumentRef ref = tx.ops.get(i).document();
+                    List<String> key = List.of(ref.target(), ref.database(), ref.collection());
+                    writes.computeIfAbsent(key, k -> new ArrayList<>()).add(releaseOf(tx, i));
+                    List<OwnedTransaction> from = senders.computeIfAbsent(key, k -> new ArrayList<>());
+                    if (from.isEmpty() || from.get(from.size() - 1) != tx) {
+                        from.add(tx);
+                    }
+                }
             }
         }
         Set<OwnedTransaction> failed = Collections.newSetFromMap(new IdentityHashMap<>());

@@ -69,14 +69,12 @@ class BankTest {
     }
 
     /**
-     * Beside the library's transfers: fewer writers per account than above, because the two kinds do
-     * not share a priority yet (a transfer waits for an interactive lock up to conflictTimeout, an
-     * interactive attempt gives way to a transfer's increments), and under heavy contention either
-     * may lose for long (docs/INTERACTIVE.md, "Limits").
+     * Beside the library's guarded transfers on the same accounts: both kinds settle who waits by one
+     * priority (docs/CONFLICTS.md), so neither keeps the other out.
      */
     @Test
     void interactiveTransfers_mixedWithTheLibrarysTransfersOnTheSameAccounts_serialize() throws Exception {
-        run(10, 3, 3);
+        run(6, 4, 4);
     }
 
     private void run(int accounts, int interactiveWriters, int fixedWriters) throws Exception {

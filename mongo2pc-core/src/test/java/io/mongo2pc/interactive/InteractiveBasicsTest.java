@@ -126,6 +126,22 @@ class InteractiveBasicsTest {
     }
 
     @Test
+    void getAll_readsSeveralDocumentsTogether_withTheBodysOwnWritesApplied() {
+        DocumentRef order = ref("orders", "o1");
+        DocumentRef item = ref("items", "i1");
+        DocumentRef missing = ref("items", "none");
+
+        TransactionResult<List<Object>> result = tm.transact(ctx -> {
+            ctx.update(item, new Document("$inc", new Document("stock", -1L)));
+            List<Optional<Document>> all = ctx.getAll(List.of(order, item, missing, order));
+            return List.of(all.get(0).orElseThrow().getString("status"), all.get(1).orElseThrow().getLong("stock"),
+                    all.get(2).isPresent(), all.get(3).orElseThrow().getString("status"));
+        });
+
+        assertThat(result.value()).containsExactly("NEW", 4L, false, "NEW");
+    }
+
+    @Test
     void bodyThrowsACheckedException_nothingIsWritten_andTheCallerGetsItAsThrown() {
         IOException thrown = new IOException("the printer is on fire");
         DocumentRef order = ref("orders", "o1");

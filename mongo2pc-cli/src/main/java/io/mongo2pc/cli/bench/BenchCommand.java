@@ -25,7 +25,6 @@ import org.bson.Document;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.io.PrintWriter;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,7 +41,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code bench}: a closed-economy load (YCSB+T): random transfers between random accounts, whose
- * total must not change. Modes: {@code library} (mongo2pc transfers), {@code tutorial} (the
+ * total must not change. Modes: {@code library} (mongo2pc transfers), {@code interactive} (a
+ * transfer written as a body of {@code transact}: {@link InteractiveTransfer}), {@code tutorial} (the
  * tutorial's eight writes by hand, {@link TutorialClient}) and {@code raw} (one update by _id
  * per operation: the ceiling). Creates its own accounts and refuses a database that holds some.
  */
@@ -51,7 +51,7 @@ import java.util.concurrent.atomic.AtomicLong;
                 "and the YCSB+T anomaly score |initial total - final total| / operations. Creates --accounts accounts in --db",
                 "and refuses a database that already holds accounts (a user's data is never touched)."})
 public final class BenchCommand extends BaseCommand {
-    enum Mode { library, tutorial, raw }
+    enum Mode { library, tutorial, raw, interactive }
 
     private static final long OPENING = 1_000;
     private static final int MAX_AMOUNT = 100;
@@ -69,15 +69,16 @@ public final class BenchCommand extends BaseCommand {
     @Option(names = "--transfers", paramLabel = "K", description = "stop after K operations instead of after --duration")
     Long transfers;
 
-    @Option(names = "--mode", paramLabel = "MODE", description = "library, tutorial or raw (default: ${DEFAULT-VALUE})")
+    @Option(names = "--mode", paramLabel = "MODE", description = {"library, interactive (a transfer as a transact body: read both",
+            "accounts, check, write both), tutorial or raw (default: ${DEFAULT-VALUE})"})
     Mode mode = Mode.library;
 
-    @Option(names = "--finish", paramLabel = "HOW", description = {"library mode: inline (a transfer returns done) or background",
+    @Option(names = "--finish", paramLabel = "HOW", description = {"library and interactive modes: inline (a transfer returns done) or background",
             "(it returns at its commit point; one thread releases markers and marks many transfers done per request;",
             "the run's time includes finishing them all) (default: ${DEFAULT-VALUE})"})
     Finish finish = Finish.inline;
 
-    @Option(names = "--combined-requests", paramLabel = "N", description = {"library mode: the most combined write requests out at once per",
+    @Option(names = "--combined-requests", paramLabel = "N", description = {"library and interactive modes: the most combined write requests out at once per",
             "collection (TransactionManagerBuilder.combinedRequestsInFlight; default: the library's, "
                     + TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
     Integer combinedRequests;
@@ -127,8 +128,8 @@ public final class BenchCommand extends BaseCommand {
         if (threads < 1 || threads > 1_024) {
             throw CliException.badInput("--threads must be between 1 and 1024, got " + threads);
         }
-        if (finish == Finish.background && mode != Mode.library) {
-            throw CliException.badInput("--finish background applies to --mode library only");
+        if (finish == Finish.background && withoutManager(mode)) {
+            throw CliException.badInput("--finish background applies to --mode library and interactive only");
         }
         if (twoRoundFlag && mode != Mode.library) {
             throw CliException.badInput("--two-round applies to --mode library only");
@@ -142,12 +143,12 @@ public final class BenchCommand extends BaseCommand {
         if (twoRoundFlag && rules != null && rules == 1) {
             throw CliException.badInput("--two-round and --rules 1 contradict each other: give one");
         }
-        twoRound = mode == Mode.library && (rules == null || rules == 2);
+        twoRound = mode == Mode.library && (rules == null || rules == 2) || mode == Mode.interactive;
         if (noCommitInsert && !twoRound) {
             throw CliException.badInput("--no-commit-insert applies to the two-round commit only (--mode library, --rules 2)");
         }
-        if (combinedRequests != null && mode != Mode.library) {
-            throw CliException.badInput("--combined-requests applies to --mode library only");
+        if (combinedRequests != null && withoutManager(mode)) {
+            throw CliException.badInput("--combined-requests applies to --mode library and interactive only");
         }
         if (combinedRequests != null && (combinedRequests < 1 || combinedRequests > 1_000)) {
             throw CliException.badInput("--combined-requests must be between 1 and 1000, got " + combinedRequests);
@@ -169,7 +170,7 @@ public final class BenchCommand extends BaseCommand {
             }
         }
         try (Session session = openCreatingData(java.util.Map.of());
-             TransactionManager own = mode == Mode.library
+             TransactionManager own = mode == Mode.library || mode == Mode.interactive
                      ? session.newBenchManager(finish == Finish.background, combinedRequests, twoRound, !noCommitInsert) : null) {
             Bank bank = own == null ? session.bank() : new Bank(own);
             MongoCollection<Document> accountsColl = bank.accounts();
@@ -212,6 +213,7 @@ public final class BenchCommand extends BaseCommand {
                                 TransactionOutcome outcome = bank.transfer(id(from), id(to), amount);
                                 yield outcome.isCommitted();
                             }
+                            case interactive -> InteractiveTransfer.run(own, session.database(), id(from), id(to), amount);
                             case tutorial -> tutorial.transfer(id(from), id(to), amount);
                             case raw -> accountsColl.updateOne(new Document("_id", id(from)),
                                     new Document("$inc", new Document("rawOps", 1))).getMatchedCount() == 1;
@@ -323,6 +325,11 @@ public final class BenchCommand extends BaseCommand {
         }
     }
 
+    /** True if {@code mode} runs no manager of its own (the options of one do not apply). */
+    private static boolean withoutManager(Mode mode) {
+        return mode != Mode.library && mode != Mode.interactive;
+    }
+
     private static String id(int n) {
         return "b" + n;
     }
@@ -344,42 +351,6 @@ public final class BenchCommand extends BaseCommand {
                     err().printf("created %d of %d accounts%n", i + 1, accounts);
                     err().flush();
                 }
-            }
-        }
-    }
-
-    /** A progress bar on a terminal; a line every few seconds otherwise. Both on stderr. */
-    private static final class Progress {
-        private final PrintWriter err;
-        private final Duration runFor;
-        private final Long transfers;
-        private final boolean terminal = System.console() != null;
-        private double lastLine;
-
-        Progress(PrintWriter err, Duration runFor, Long transfers) {
-            this.err = err;
-            this.runFor = runFor;
-            this.transfers = transfers;
-        }
-
-        void show(double seconds, long operations, double tps) {
-            double fraction = runFor != null ? seconds / (runFor.toMillis() / 1000.0) : (double) operations / transfers;
-            fraction = Math.min(1, fraction);
-            if (terminal) {
-                int filled = (int) (fraction * 30);
-                err.printf("\r[%s%s] %3.0f%%  %d ops  %.0f tps ", "#".repeat(filled), " ".repeat(30 - filled), fraction * 100, operations, tps);
-                err.flush();
-            } else if (seconds - lastLine >= 5) {
-                err.printf("bench: %.0fs, %d ops, %.0f tps (%.0f%%)%n", seconds, operations, tps, fraction * 100);
-                err.flush();
-                lastLine = seconds;
-            }
-        }
-
-        void done() {
-            if (terminal) {
-                err.println();
-                err.flush();
             }
         }
     }

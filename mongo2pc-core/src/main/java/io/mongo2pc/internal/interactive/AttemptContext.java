@@ -16,7 +16,9 @@ import io.mongo2pc.internal.Versions;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -98,6 +100,43 @@ final class AttemptContext implements TransactionContext {
     }
 
     @Override
+    public synchronized List<Optional<Document>> getAll(List<DocumentRef> documents) {
+        requireOpen();
+        if (!pessimistic) {
+            // The documents not read yet, in one request per collection; one that other transactions left
+            // something on is read on its own (what committed rolled forward first).
+            List<DocumentRef> unread = new ArrayList<>();
+            for (DocumentRef ref : documents) {
+                DocumentRef key = ref.withComparableId();
+                if (!buffer.containsKey(key) && !unread.contains(key)) {
+                    access.checkReference(ref);
+                    unread.add(key);
+                }
+            }
+            if (unread.size() > 1) {
+                List<Reading> readings = readAll(unread);
+                for (int i = 0; i < unread.size(); i++) {
+                    if (readings.get(i).clean()) {
+                        buffer.put(unread.get(i), new Entry(unread.get(i), buffer.size(), readings.get(i).image(), null));
+                    }
+                }
+            }
+        }
+        List<Optional<Document>> views = new ArrayList<>(documents.size());
+        documents.forEach(ref -> views.add(get(ref)));
+        return views;
+    }
+
+    private List<Reading> readAll(List<DocumentRef> refs) {
+        try {
+            return access.readAll(attempt.id(), refs);
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        }
+    }
+
+    @Override
     public synchronized <T> Optional<T> get(DocumentRef document, Class<T> type) {
         Entry entry = entry(document);
         return Optional.ofNullable(entry.current)
@@ -152,7 +191,7 @@ final class AttemptContext implements TransactionContext {
     @Override
     public synchronized boolean delete(DocumentRef document) {
         requireOpen();
-        access.check(Operation.delete(document, null));
+        access.checkReference(document);
         Entry entry = entry(document);
         if (entry.current == null) {
             return false;
@@ -204,7 +243,7 @@ final class AttemptContext implements TransactionContext {
         if (entry != null) {
             return entry;
         }
-        access.check(Operation.delete(ref, null));
+        access.checkReference(ref);
         try {
             entry = pessimistic ? take(key) : read(key);
         } catch (Lost e) {

@@ -39,6 +39,10 @@ final class Results {
         if (value == null) {
             return fields;
         }
+        if (value instanceof String || value instanceof Boolean || value instanceof Integer || value instanceof Long
+                || value instanceof Double || value instanceof java.util.Date || value instanceof org.bson.types.ObjectId) {
+            return fields.append(RESULT, value).append(RESULT_TYPE, value.getClass().getName());
+        }
         try {
             // Encoded now, through the registry as the driver would (a POJO, a record, a list): what cannot be is left out.
             Document wrapped = new org.bson.codecs.DocumentCodec(registry()).decode(new org.bson.BsonDocumentReader(
