@@ -129,7 +129,10 @@ final class InteractiveWrites {
             return Prepared.IN_EFFECT; // taken before: a lost answer
         }
         if (lock != null) {
-            return new Prepared(Kind.HELD, ref + " is taken by transaction " + lock.get("tx"), lock.get("tx"));
+            // Taken by a transaction that committed (its release still to come): the document changed since it was read.
+            boolean committed = Exclusive.isTwoRound(lock) && CommittedReader.committedWith(c.store().find(lock.get("tx")), lock);
+            return new Prepared(committed ? Kind.CHANGED : Kind.HELD, ref + (committed ? " was changed by transaction "
+                    : " is taken by transaction ") + lock.get("tx"), lock.get("tx"));
         }
         List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
         if (!markers.isEmpty()) {
