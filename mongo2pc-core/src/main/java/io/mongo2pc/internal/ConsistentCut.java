@@ -196,19 +196,16 @@ final class ConsistentCut {
                 releases++;
             }
         }
-        if (Versions.of(after) != Versions.of(before) + releases) {
-            // Commits the reads do not name came and went between them (changes that cancel out
-            // leave the values as they were, never the version).
-            return false;
-        }
-        expected.remove(Fields.MARKERS);
-        expected.keySet().removeIf(EntryName::isEntry);
-        expected.remove(Versions.FIELD);
-        Document actual = new Document(after);
-        actual.remove(Fields.MARKERS);
-        actual.keySet().removeIf(EntryName::isEntry);
-        actual.remove(Versions.FIELD);
-        return Increments.sameContent(expected, actual);
+        // Else commits the reads do not name came and went (changes that cancel out leave the values, not the version).
+        return Versions.of(after) == Versions.of(before) + releases && Increments.sameContent(content(expected), content(after));
+    }
+
+    /** {@code doc} without its markers, entries and version. */
+    private static Document content(Document doc) {
+        Document content = new Document(doc);
+        content.remove(Fields.MARKERS);
+        content.keySet().removeIf(field -> EntryName.isEntry(field) || field.equals(Versions.FIELD));
+        return content;
     }
 
     private static void add(Document doc, Document amounts, int sign) {
