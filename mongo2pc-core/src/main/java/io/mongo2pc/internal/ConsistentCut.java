@@ -318,7 +318,7 @@ final class ConsistentCut {
     }
 
     /** The stored documents of {@code refs} (null where missing), one request per collection. */
-    private List<Document> readAll(List<DocumentRef> refs) {
+    List<Document> readAll(List<DocumentRef> refs) {
         Map<List<String>, List<Object>> byCollection = new LinkedHashMap<>();
         for (DocumentRef ref : refs) {
             byCollection.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(ref.id());
@@ -355,7 +355,7 @@ final class ConsistentCut {
     }
 
     /** The transactions a stored document names: its lock's and its markers'. */
-    private static List<Object> named(Document doc) {
+    static List<Object> named(Document doc) {
         List<Object> ids = new ArrayList<>();
         if (doc == null) {
             return ids;
