@@ -238,8 +238,8 @@ public final class TransactionManager implements AutoCloseable {
      * {@link #readCommitted(List)}, trying for at most {@code timeout} (zero: one attempt). Throws
      * {@link TransactionException} if no consistent cut was found by then: the documents kept
      * changing in ways no transaction they name explains (e.g. writes outside any transaction), or
-     * a transaction added and took back the same amount between the reads of one attempt. Limit: a
-     * document changed and changed back between the two reads of an attempt goes unnoticed.
+     * a transaction added and took back the same amount between the reads of one attempt. Changes
+     * that cancel out on a document between two reads are seen by its version, which counts commits.
      */
     public List<Optional<Document>> readCommitted(List<DocumentRef> documents, Duration timeout) {
         Objects.requireNonNull(documents, "documents");

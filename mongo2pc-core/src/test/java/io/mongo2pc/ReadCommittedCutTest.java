@@ -129,9 +129,9 @@ class ReadCommittedCutTest {
     void readCommitted_whileWritersMoveMoney_everyViewConservesTheTotal(boolean twoRound) throws Exception {
         int n = 6;
         // Amounts are whole units plus a random fraction of a unit (UNIT = 2^20), so changes by
-        // different transfers practically never cancel out on a document between its two reads:
-        // that case is the cut's documented limit (ReviewFindingsTest), which this test must not
-        // trip over; any other way a view loses money is a bug it catches.
+        // different transfers practically never cancel out on a document between its two reads
+        // (that case, which the documents' versions catch, ReviewFindingsTest sets up on purpose);
+        // any way a view loses money is a bug it catches.
         // Under the two-round commit, small balances: guards often meet credits not committed yet.
         long balance = (twoRound ? 60L : 1_000L) * UNIT;
         Accounts accounts = new Accounts(n, balance);

@@ -47,17 +47,16 @@ import java.util.function.Function;
  *       its marker are read a third time, after the states, and must carry it still.</li>
  *   <li>A transaction the reads never name was committed and released before the second read of
  *       each document it left. If it had not reached another of them by that one's second read,
- *       it was applied and released between the two reads of the first: that document changed by
- *       an amount no named transaction explains, and the attempt retries.</li>
+ *       it was applied and released between the two reads of the first: that document's version
+ *       ({@link Versions}: 1 more for each release) moved by more than the releases of the
+ *       transactions the reads name, even when its values came back as they were, and the attempt
+ *       retries.</li>
  * </ul>
  * So a document may change between its two reads, as long as each change is explained by a
  * transaction the reads name (an apply adds its increment, an undo takes it away, a release changes
- * nothing); a document taken by an insert, update or delete must not change at all. Writers are
- * never waited for, only an attempt in which some change cannot be explained is repeated. The
- * limit: unexplained changes that add up to nothing on a document (one increment, and another
- * that takes it back, both applied and released between the two reads) go unnoticed, and then the
- * cut may show one of those transactions without its effect on another document (a cut of
- * accounts need not add up to the total).
+ * nothing but the version, by 1); a document taken by an insert, update or delete must not change
+ * at all. Writers are never waited for, only an attempt in which some change cannot be explained is
+ * repeated.
  */
 final class ConsistentCut {
     private final Targets targets;
@@ -197,19 +196,16 @@ final class ConsistentCut {
                 releases++;
             }
         }
-        if (Versions.of(after) != Versions.of(before) + releases) {
-            // Commits the reads do not name came and went between them (changes that cancel out
-            // leave the values as they were, never the version).
-            return false;
-        }
-        expected.remove(Fields.MARKERS);
-        expected.keySet().removeIf(EntryName::isEntry);
-        expected.remove(Versions.FIELD);
-        Document actual = new Document(after);
-        actual.remove(Fields.MARKERS);
-        actual.keySet().removeIf(EntryName::isEntry);
-        actual.remove(Versions.FIELD);
-        return Increments.sameContent(expected, actual);
+        // Else commits the reads do not name came and went (changes that cancel out leave the values, not the version).
+        return Versions.of(after) == Versions.of(before) + releases && Increments.sameContent(content(expected), content(after));
+    }
+
+    /** {@code doc} without its markers, entries and version. */
+    private static Document content(Document doc) {
+        Document content = new Document(doc);
+        content.remove(Fields.MARKERS);
+        content.keySet().removeIf(field -> EntryName.isEntry(field) || field.equals(Versions.FIELD));
+        return content;
     }
 
     private static void add(Document doc, Document amounts, int sign) {
@@ -235,8 +231,8 @@ final class ConsistentCut {
      * effect in the second read of each document it touches (each, if its operations cannot be
      * read): seen by its marker in one read or the other, it is; not seen, it was released there
      * before the first read or applied only after the second, so the document must read as in its
-     * second read once the transaction was applied everywhere (unless changes that cancel out came
-     * and went in between: the limit of the whole cut). And every transaction not found committed
+     * second read once the transaction was applied everywhere (its version too: changes that came and
+     * went in between are seen). And every transaction not found committed
      * whose marker or lock a second read carries must still have it there: it then had released
      * nothing when its state was read, so it was not finished nor pruned; else it may have
      * committed, released and been pruned after the reads (and a late copy of its insert written
@@ -322,7 +318,7 @@ final class ConsistentCut {
     }
 
     /** The stored documents of {@code refs} (null where missing), one request per collection. */
-    private List<Document> readAll(List<DocumentRef> refs) {
+    List<Document> readAll(List<DocumentRef> refs) {
         Map<List<String>, List<Object>> byCollection = new LinkedHashMap<>();
         for (DocumentRef ref : refs) {
             byCollection.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(ref.id());
@@ -359,7 +355,7 @@ final class ConsistentCut {
     }
 
     /** The transactions a stored document names: its lock's and its markers'. */
-    private static List<Object> named(Document doc) {
+    static List<Object> named(Document doc) {
         List<Object> ids = new ArrayList<>();
         if (doc == null) {
             return ids;

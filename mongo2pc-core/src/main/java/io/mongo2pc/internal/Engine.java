@@ -96,7 +96,7 @@ public final class Engine {
         this.pruning = new Pruning(store, admin, retrier, settings.lease(), settings.maxClockSkew());
         this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
         this.listing = new TransactionListing(store.collection(), admin::serverTime, settings.codecs(), database);
-        this.twoRoundAccess = new TwoRoundAccess(twoRound, committedReader, outcomes, operations);
+        this.twoRoundAccess = new TwoRoundAccess(twoRound, committedReader, consistentCut, outcomes, operations);
     }
 
     /** The two-round commit as interactive transactions use it. Public for io.mongo2pc.internal.interactive. */

@@ -16,9 +16,10 @@ import java.util.function.UnaryOperator;
 /**
  * The arithmetic of increments on stored documents, for readers that add or take away the effect
  * of a transaction: fields by dotted path ({@code "totals.eur"}), amounts added exactly in the
- * type of the stored number (Decimal128 if either is). Stateless.
+ * type of the stored number (Decimal128 if either is). Public for io.mongo2pc.internal.interactive
+ * ({@link #copy(Object, UnaryOperator)} only). Stateless.
  */
-final class Increments {
+public final class Increments {
     private Increments() { }
 
     /** The increments {@code ops} make to the document {@code ref}, or null if they make none. */
@@ -62,8 +63,11 @@ final class Increments {
         return (Document) copy(doc, UnaryOperator.identity());
     }
 
-    /** A copy of {@code value} at any depth (documents and lists), each other value passed through {@code leaf}. */
-    static Object copy(Object value, UnaryOperator<Object> leaf) {
+    /**
+     * A copy of {@code value} at any depth (documents and lists), each other value passed through
+     * {@code leaf}. Public for io.mongo2pc.internal.interactive.
+     */
+    public static Object copy(Object value, UnaryOperator<Object> leaf) {
         if (value instanceof Document d) {
             Document copy = new Document();
             d.forEach((k, v) -> copy.put(k, copy(v, leaf)));

@@ -20,6 +20,7 @@ import org.bson.Document;
 import java.util.Date;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * The participant writes of an interactive transaction's attempt (docs/INTERACTIVE.md, "Committing"):
@@ -93,17 +94,26 @@ final class InteractiveWrites {
     }
 
     private Prepared asReadWrite(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write) {
-        c.crashPoints().before(Step.APPLY, index, a.id());
-        return c.retrier().call("prepare", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
+        return answered(a, Step.APPLY, index, ref, () -> {
+            WriteCombiner.Answer answer = c.targets().combiner(ref).answer(write);
+            if (answer == WriteCombiner.Answer.IN_DOUBT) {
+                return Prepared.IN_DOUBT;
+            }
+            boolean matched = answer == WriteCombiner.Answer.MATCHED
+                    || c.targets().collection(ref).updateOne(write.getFilter(), write.getUpdate()).getMatchedCount() == 1;
+            return matched ? Prepared.IN_EFFECT : whyNot(a, ref, read);
+        });
+    }
+
+    /**
+     * A write of the attempt between its crash points, retried through transient errors: its answer,
+     * in doubt when it failed without one, refused when the server refused it for good.
+     */
+    private Prepared answered(Attempt a, Step step, int index, DocumentRef ref, Supplier<Prepared> write) {
+        c.crashPoints().before(step, index, a.id());
+        return c.retrier().call(step.name().toLowerCase(java.util.Locale.ROOT), a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
             try {
-                WriteCombiner.Answer answer = c.targets().combiner(ref).answer(write);
-                if (answer == WriteCombiner.Answer.IN_DOUBT) {
-                    return Prepared.IN_DOUBT;
-                }
-                boolean matched = answer == WriteCombiner.Answer.MATCHED
-                        || c.targets().collection(ref).updateOne(write.getFilter(), write.getUpdate()).getMatchedCount() == 1;
-                Prepared result = matched ? Prepared.IN_EFFECT : whyNot(a, ref, read);
-                return c.crashPoints().after(result, Step.APPLY, index, a.id());
+                return c.crashPoints().after(write.get(), step, index, a.id());
             } catch (MongoServerException e) {
                 if (Retrier.isTransient(e)) {
                     throw e;
@@ -129,7 +139,10 @@ final class InteractiveWrites {
             return Prepared.IN_EFFECT; // taken before: a lost answer
         }
         if (lock != null) {
-            return new Prepared(Kind.HELD, ref + " is taken by transaction " + lock.get("tx"), lock.get("tx"));
+            // Taken by a transaction that committed (its release still to come): the document changed since it was read.
+            boolean committed = Exclusive.isTwoRound(lock) && CommittedReader.committedWith(c.store().find(lock.get("tx")), lock);
+            return new Prepared(committed ? Kind.CHANGED : Kind.HELD, ref + (committed ? " was changed by transaction "
+                    : " is taken by transaction ") + lock.get("tx"), lock.get("tx"));
         }
         List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
         if (!markers.isEmpty()) {
@@ -263,24 +276,8 @@ final class InteractiveWrites {
         Document filter = Participants.fenced(Exclusive.locked(ref.id(), a.id(), a.nonce()), a.until())
                 .append(Fields.LOCK_UNDO, new Document("$exists", false)).append(Fields.LOCK + ".kind", "update")
                 .append(Fields.MARKERS + ".0", new Document("$exists", false)); // drained: the stored value is the committed one
-        c.crashPoints().before(Step.CHANGE, index, a.id());
-        return c.retrier().call("change", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
-            try {
-                long matched = coll.updateOne(filter, update).getMatchedCount();
-                Prepared result = matched == 1 ? Prepared.IN_EFFECT : changedBefore(coll, a, ref);
-                return c.crashPoints().after(result, Step.CHANGE, index, a.id());
-            } catch (MongoServerException e) {
-                if (Retrier.isTransient(e)) {
-                    throw e;
-                }
-                return new Prepared(Kind.REFUSED, "the database refused the update of " + ref + ": " + Exclusive.serverMessage(e), null);
-            } catch (MongoException e) {
-                if (Retrier.isInDoubt(e)) {
-                    return Prepared.IN_DOUBT;
-                }
-                throw e;
-            }
-        });
+        return answered(a, Step.CHANGE, index, ref,
+                () -> coll.updateOne(filter, update).getMatchedCount() == 1 ? Prepared.IN_EFFECT : changedBefore(coll, a, ref));
     }
 
     /** After a change under the lock matched nothing: made before (a lost answer), else the lock is gone or the deadline passed. */

@@ -1,7 +1,6 @@
 package io.mongo2pc.internal;
 
 import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.LeaseLostException;
@@ -16,7 +15,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -75,14 +73,16 @@ public final class TwoRoundAccess {
     private final TwoRoundContext c;
     private final TwoRound twoRound;
     private final CommittedReader reader;
+    private final ConsistentCut cut;
     private final Outcomes outcomes;
     private final StoredOperations operations;
     private final InteractiveWrites writes;
 
-    TwoRoundAccess(TwoRound twoRound, CommittedReader reader, Outcomes outcomes, StoredOperations operations) {
+    TwoRoundAccess(TwoRound twoRound, CommittedReader reader, ConsistentCut cut, Outcomes outcomes, StoredOperations operations) {
         this.c = twoRound.context();
         this.twoRound = twoRound;
         this.reader = reader;
+        this.cut = cut;
         this.outcomes = outcomes;
         this.operations = operations;
         this.writes = new InteractiveWrites(c);
@@ -166,10 +166,10 @@ public final class TwoRoundAccess {
      */
     public List<Reading> readAll(Object id, List<DocumentRef> refs) {
         return c.retrier().call("read", id, null, () -> {
-            List<Document> stored = rawAll(refs);
+            List<Document> stored = cut.readAll(refs);
             for (int attempt = 0; ; attempt++) {
                 Set<Object> named = new LinkedHashSet<>();
-                stored.forEach(doc -> named.addAll(named(doc)));
+                stored.forEach(doc -> named.addAll(ConsistentCut.named(doc)));
                 Map<Object, Document> states = new HashMap<>();
                 if (!named.isEmpty()) {
                     c.store().findAll(List.copyOf(named)).forEach(tx -> states.put(ConsistentCut.key(tx.get(Fields.ID)), tx));
@@ -183,46 +183,13 @@ public final class TwoRoundAccess {
                 if (named.isEmpty()) {
                     return readings;
                 }
-                List<Document> again = rawAll(refs);
+                List<Document> again = cut.readAll(refs);
                 if (again.equals(stored) || attempt >= 100) {
                     return readings;
                 }
                 stored = again;
             }
         });
-    }
-
-    private static List<Object> named(Document doc) {
-        List<Object> ids = new ArrayList<>();
-        if (doc == null) {
-            return ids;
-        }
-        Document lock = doc.get(Fields.LOCK, Document.class);
-        if (lock != null && lock.get("tx") != null) {
-            ids.add(lock.get("tx"));
-        }
-        ids.addAll(doc.getList(Fields.MARKERS, Object.class, List.of()));
-        return ids;
-    }
-
-    private List<Document> rawAll(List<DocumentRef> refs) {
-        Map<List<String>, List<Object>> byCollection = new LinkedHashMap<>();
-        for (DocumentRef ref : refs) {
-            byCollection.computeIfAbsent(List.of(ref.target(), ref.database(), ref.collection()), k -> new ArrayList<>()).add(ref.id());
-        }
-        Map<List<Object>, Document> found = new HashMap<>();
-        byCollection.forEach((coll, ids) -> {
-            Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
-            for (Document doc : c.targets().collection(coll.get(0), coll.get(1), coll.get(2)).find(filter)
-                    .projection(Projections.exclude("__none"))) {
-                found.put(List.of(coll, ConsistentCut.key(doc.get(Fields.ID))), doc);
-            }
-        });
-        List<Document> docs = new ArrayList<>(refs.size());
-        for (DocumentRef ref : refs) {
-            docs.add(found.get(List.of(List.of(ref.target(), ref.database(), ref.collection()), ConsistentCut.key(ref.id()))));
-        }
-        return docs;
     }
 
     /** Rolls forward or undoes what other transactions left on {@code stored} and can be decided now; how many it removed. */

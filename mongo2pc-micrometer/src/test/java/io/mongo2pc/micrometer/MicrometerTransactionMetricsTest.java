@@ -6,10 +6,14 @@ import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.testkit.EmbeddedMongo;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.TransactionResult;
+import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -59,5 +63,33 @@ class MicrometerTransactionMetricsTest {
         assertThat(registry.get("mongo2pc.transactions.recovered").tag("outcome", "done").counter().count()).isEqualTo(1.0);
         assertThat(registry.get("mongo2pc.commit.latency").timer().count()).isEqualTo(3L);
         assertThat(registry.get("mongo2pc.recovery.lag").gauge().value()).isZero();
+    }
+
+    @Test
+    void interactiveTransactions_attemptsAndConflictsByKind_areRecorded() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        String db = mongo.database();
+        mongo.client().getDatabase(db).getCollection("counters").insertOne(new Document("_id", "c").append("n", 0L));
+        DocumentRef counter = DocumentRef.of(db, "counters", "c");
+        AtomicBoolean interfered = new AtomicBoolean();
+        try (TransactionManager manager = TestManagers.builder(mongo.client(), db, "metrics")
+                .metrics(new MicrometerTransactionMetrics(registry)).build()) {
+            TransactionResult<Long> result = manager.transact(ctx -> {
+                long n = ctx.get(counter).orElseThrow().getLong("n");
+                if (interfered.compareAndSet(false, true)) {
+                    // another transaction commits a change of what this attempt read: it loses, CHANGED
+                    manager.transact(other -> other.update(counter, new Document("$inc", new Document("n", 10L))));
+                }
+                ctx.update(counter, new Document("$set", new Document("n", n + 1)));
+                return n + 1;
+            });
+
+            assertThat(result.attempts()).isEqualTo(2);
+            assertThat(result.value()).isEqualTo(11L);
+        }
+        assertThat(registry.get("mongo2pc.interactive.conflicts").tag("kind", "changed").counter().count()).isEqualTo(1.0);
+        assertThat(registry.get("mongo2pc.interactive.conflicts").tag("kind", "held").counter().count()).isZero();
+        assertThat(registry.get("mongo2pc.interactive.attempts").summary().count()).as("two transactions ended").isEqualTo(2L);
+        assertThat(registry.get("mongo2pc.interactive.attempts").summary().totalAmount()).as("1 + 2 attempts").isEqualTo(3.0);
     }
 }

@@ -1,6 +1,7 @@
 package io.mongo2pc.internal.interactive;
 
 import io.mongo2pc.Numbers;
+import io.mongo2pc.internal.Increments;
 import org.bson.BsonTimestamp;
 import org.bson.Document;
 import org.bson.types.Binary;
@@ -24,17 +25,7 @@ final class BsonValues {
 
     /** A copy of {@code value} at any depth (documents and lists), each other value passed through {@code leaf}. */
     static Object copy(Object value, UnaryOperator<Object> leaf) {
-        if (value instanceof Document d) {
-            Document copy = new Document();
-            d.forEach((k, v) -> copy.put(k, copy(v, leaf)));
-            return copy;
-        }
-        if (value instanceof List<?> list) {
-            List<Object> copy = new ArrayList<>(list.size());
-            list.forEach(v -> copy.add(copy(v, leaf)));
-            return copy;
-        }
-        return leaf.apply(value);
+        return Increments.copy(value, leaf);
     }
 
     static Document copy(Document doc) {
