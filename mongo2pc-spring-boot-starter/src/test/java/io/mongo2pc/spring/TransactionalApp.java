@@ -3,8 +3,6 @@ package io.mongo2pc.spring;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.tck.TestObservationRegistry;
-import io.mongo2pc.ConflictKind;
-import io.mongo2pc.TransactionMetrics;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.ApplicationEventPublisher;
@@ -47,28 +45,6 @@ class TransactionalApp {
     @Bean
     TestObservationRegistry observationRegistry() {
         return TestObservationRegistry.create();
-    }
-
-    /** The application's metrics, as the manager reports them. */
-    @Bean
-    RecordedMetrics recordedMetrics() {
-        return new RecordedMetrics();
-    }
-
-    /** What the manager reported of interactive transactions: attempts of each, and conflicts by kind. */
-    static final class RecordedMetrics implements TransactionMetrics {
-        final List<Integer> attempts = new CopyOnWriteArrayList<>();
-        final List<ConflictKind> conflicts = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void interactiveAttempts(int runs) {
-            attempts.add(runs);
-        }
-
-        @Override
-        public void interactiveConflict(ConflictKind kind) {
-            conflicts.add(kind);
-        }
     }
 
     /** Keeps the stopped observations (Spring Boot adds every handler bean to the registry). */

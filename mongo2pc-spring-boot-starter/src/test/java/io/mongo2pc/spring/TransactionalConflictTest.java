@@ -1,6 +1,8 @@
 package io.mongo2pc.spring;
 
 import io.micrometer.common.KeyValue;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.Observation;
 import io.mongo2pc.ConflictKind;
 import io.mongo2pc.DocumentRef;
@@ -10,7 +12,6 @@ import io.mongo2pc.spring.TransactionalApp.Counter;
 import io.mongo2pc.spring.TransactionalApp.Counters;
 import io.mongo2pc.spring.TransactionalApp.Deposited;
 import io.mongo2pc.spring.TransactionalApp.Receipts;
-import io.mongo2pc.spring.TransactionalApp.RecordedMetrics;
 import io.mongo2pc.spring.TransactionalApp.StoppedObservations;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterEach;
@@ -36,7 +37,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * Conflicts between {@code @Transactional} methods on one document: the loser's method runs again
  * and both count; conflicts that outlast the method's timeout become Spring's
  * {@code ConcurrencyFailureException}; what each run leaves in events, observations and the
- * manager's metrics.
+ * core's meters.
  */
 class TransactionalConflictTest extends TransactionalTestBase {
     private final ExecutorService threads = Executors.newFixedThreadPool(2);
@@ -44,7 +45,7 @@ class TransactionalConflictTest extends TransactionalTestBase {
     @Autowired Counters counters;
     @Autowired Receipts receipts;
     @Autowired StoppedObservations observations;
-    @Autowired RecordedMetrics metrics;
+    @Autowired MeterRegistry meters;
 
     @AfterEach
     void stopThreads() {
@@ -57,8 +58,10 @@ class TransactionalConflictTest extends TransactionalTestBase {
         ops.insert(new Counter(id, 0));
         CyclicBarrier firstRuns = new CyclicBarrier(2); // both first runs read 0 before either writes
         int runsBefore = counters.runs().size();
-        int attemptsBefore = metrics.attempts.size();
-        int conflictsBefore = metrics.conflicts.size();
+        DistributionSummary attempts = meters.get("mongo2pc.interactive.attempts").summary();
+        long transactionsBefore = attempts.count();
+        double bodyRunsBefore = attempts.totalAmount();
+        double conflictsBefore = conflicts();
 
         Future<Long> a = threads.submit(() -> counters.increment(id, firstRuns));
         Future<Long> b = threads.submit(() -> counters.increment(id, firstRuns));
@@ -72,11 +75,15 @@ class TransactionalConflictTest extends TransactionalTestBase {
         assertThat(receipts.rolledBack().stream().filter(d -> d.wallet().equals(id)))
                 .as("after-rollback events: the run that lost").containsExactly(new Deposited(id, 1));
         assertAttemptsObserved(id);
-        assertThat(metrics.attempts.subList(attemptsBefore, metrics.attempts.size()))
-                .as("the core's interactiveAttempts, per transaction").containsExactlyInAnyOrder(1, 2);
-        assertThat(metrics.conflicts.subList(conflictsBefore, metrics.conflicts.size()))
-                .as("the core's interactiveConflict, per lost run").hasSize(1)
-                .allSatisfy(kind -> assertThat(kind).isIn(ConflictKind.CHANGED, ConflictKind.HELD));
+        // the core's meters: runs per transaction, conflicts by kind
+        assertThat(attempts.count() - transactionsBefore).as("transactions measured").isEqualTo(2);
+        assertThat(attempts.totalAmount() - bodyRunsBefore).as("runs of their methods").isEqualTo(3.0);
+        assertThat(conflicts() - conflictsBefore).as("runs that lost a conflict").isEqualTo(1.0);
+    }
+
+    private double conflicts() {
+        return meters.find("mongo2pc.interactive.conflicts").counters().stream()
+                .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
     }
 
     /** One observation per run, each a child of its transaction's, the lost one marked so. */
