@@ -147,12 +147,16 @@ public class ZombieOwnerTest {
                 // Paused with prepares and no document (before a commit insert): the sweep undid them
                 // behind a tombstone, which the owner's insert meets; it reports the cancel.
                 assertThat(outcome.state()).as("owner resumed at " + point + " after a tombstone").isEqualTo(TransactionState.CANCELED);
-            } else {
-                // Only an owner paused past its commit point may return, and then it reports committed
-                // (the other instance finished it): its later writes match nothing, and it was committed.
+            } else if (outcome.isCommitted()) {
+                // Only an owner paused past its commit point may report committed (the other instance
+                // finished it): its later writes match nothing, and it was committed.
                 assertThat(pastTheCommitPoint(point)).as("owner returned " + outcome + " after pausing at " + point).isTrue();
-                assertThat(outcome.isCommitted()).as("owner resumed at " + point + " past its commit point").isTrue();
                 assertThat(settled.getString("state")).as("owner resumed at " + point).isEqualTo("done");
+            } else {
+                // Canceled only as the other instance settled it: a commit insert that ran after its
+                // deadline (a lease this short, on a busy machine) counts as canceled, and its owner reads it back.
+                assertThat(outcome.state()).as("owner resumed at " + point).isEqualTo(TransactionState.CANCELED);
+                assertThat(settled.getString("state")).as("owner resumed at " + point + " and returned canceled").isEqualTo("canceled");
             }
         } catch (java.util.concurrent.ExecutionException e) {
             ownerEnding = "threw " + e.getCause();
