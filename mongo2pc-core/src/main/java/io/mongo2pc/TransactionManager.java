@@ -93,7 +93,8 @@ public final class TransactionManager implements AutoCloseable {
      * backoff, until the {@link TransactionOptions#DEFAULT_TIMEOUT default timeout}; then
      * {@link TransactionConflictException}. An exception of the body ends the transaction with
      * nothing written and is rethrown as it was thrown (a checked one too, although this method does
-     * not declare it). A body that wrote nothing writes no transaction document. The id is one of
+     * not declare it) if what the body read still holds; thrown on reads made stale since, it is a
+     * conflict. A body that wrote nothing writes no transaction document. The id is one of
      * the manager's {@code ids}.
      */
     public <T> TransactionResult<T> transact(TransactionBody<T> body) {

@@ -21,7 +21,7 @@ class BenchCommandTest {
 
     @Test
     void bench_eachMode_printsTheContractKeys_andConservesMoney() throws Exception {
-        for (String mode : new String[]{"library", "tutorial", "raw"}) {
+        for (String mode : new String[]{"library", "interactive", "tutorial", "raw"}) {
             String db = mongo.database() + "_" + mode;
             Path png = dir.resolve(mode + ".png");
             CliRunner.Result r = new CliRunner("--uri", mongo.uri(), "--db", db)

@@ -185,6 +185,35 @@ class InteractiveBasicsTest {
     }
 
     @Test
+    void callersIdRunTwiceAtOnce_appliesOnce_andBothReturnTheWinnersResult() throws Exception {
+        DocumentRef item = ref("items", "i1");
+        TransactionOptions options = TransactionOptions.builder().id("at-once").build();
+        java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        List<java.util.concurrent.Future<TransactionResult<Long>>> runs = new java.util.ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            TransactionManager manager = TestManagers.builder(mongo.newClient(), mongo.database(), "run-" + r).build();
+            long mine = r;
+            runs.add(pool.submit(() -> manager.transact(options, ctx -> {
+                long stock = ctx.get(item).orElseThrow().getLong("stock");
+                if (ctx.attempt() == 1) {
+                    together.await(5, java.util.concurrent.TimeUnit.SECONDS); // both read before either commits
+                }
+                ctx.update(item, new Document("$set", new Document("stock", stock - 1)).append("$push", new Document("by", mine)));
+                return mine;
+            })));
+        }
+        TransactionResult<Long> first = runs.get(0).get();
+        TransactionResult<Long> second = runs.get(1).get();
+        pool.shutdown();
+
+        assertThat(first.value()).as("both runs of one id return one result").isEqualTo(second.value());
+        tm.close();
+        assertThat(stored("items", "i1").getLong("stock")).as("applied once").isEqualTo(4L);
+        assertThat(stored("items", "i1").getList("by", Long.class)).containsExactly(first.value());
+    }
+
+    @Test
     void callersIdRunTwice_secondRunReturnsTheFirstRunsResult_withoutRunningTheBody() {
         DocumentRef item = ref("items", "i1");
         AtomicInteger runs = new AtomicInteger();

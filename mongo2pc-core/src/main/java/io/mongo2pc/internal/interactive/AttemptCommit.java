@@ -204,6 +204,29 @@ final class AttemptCommit {
     }
 
     /**
+     * After the body threw {@code thrown}: the conflict if a document it read (and did not take) was
+     * changed by a transaction that committed since, else null. A database error while checking leaves
+     * the body's exception as the answer, the error attached to it.
+     */
+    Lost staleRead(Throwable thrown) {
+        List<Entry> read = new ArrayList<>();
+        for (Entry e : ctx.entries()) {
+            if (e.taken == null) {
+                read.add(e);
+            }
+        }
+        try {
+            check(read, true);
+            return null;
+        } catch (Lost lost) {
+            return lost;
+        } catch (RuntimeException e) {
+            thrown.addSuppressed(e);
+            return null;
+        }
+    }
+
+    /**
      * Takes back what this attempt put in effect, by its nonce: its writes (a write in doubt waited
      * out first, so that no copy of it lands after the undo) and its pessimistic locks.
      */

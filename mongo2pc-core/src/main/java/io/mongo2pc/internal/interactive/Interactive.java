@@ -96,9 +96,16 @@ public final class Interactive {
                 access.settings().metrics().interactiveAttempts(number);
                 return new TransactionResult<>(value, refused.outcome(id), number);
             } catch (BodyFailed failed) {
-                commit.undo(); // a body's exception: its takes (if any) given back, nothing written
-                access.settings().metrics().interactiveAttempts(number);
-                throw Interactive.<RuntimeException>sneaky(failed.getCause());
+                // The body's exception counts only if what the body read still holds: one decided on a
+                // read that a commit since made stale (a torn view) is a conflict, and the body runs again.
+                Lost stale = commit.staleRead(failed.getCause());
+                if (stale == null) {
+                    commit.undo(); // its takes (if any) given back, nothing written
+                    access.settings().metrics().interactiveAttempts(number);
+                    throw Interactive.<RuntimeException>sneaky(failed.getCause());
+                }
+                last = stale;
+                wrote |= ctx.wrote();
             }
             access.settings().metrics().interactiveConflict(last.kind);
             commit.undo();
