@@ -173,13 +173,14 @@ final class ConsoleServer implements AutoCloseable {
         }
     }
 
-    /** What went wrong with the database, in its own words: the message of the first cause the driver gave. */
+    /** What went wrong with the database, in words: what the driver's first cause says, without its Java. */
     static String databaseProblem(Throwable e) {
         Throwable cause = e;
         while (!(cause instanceof MongoException) && cause.getCause() != null) {
             cause = cause.getCause();
         }
-        return "cannot read the database: " + Connection.firstLine(cause.getMessage() == null ? cause.toString() : cause.getMessage());
+        String why = cause instanceof MongoException mongo ? Connection.why(mongo) : Connection.rootMessage(cause);
+        return "cannot read the database: " + Words.plain(why);
     }
 
     private static Reply get(String method, Supplier<ObjectNode> answer) {

@@ -39,7 +39,7 @@ final class TransactionJson {
         try {
             root = Document.parse(json);
         } catch (JsonParseException | IllegalArgumentException e) {
-            throw new InvalidTransactionException("not a JSON object: " + e.getMessage());
+            throw new InvalidTransactionException("a bad value in the transaction's extended JSON: " + JsonErrors.ofExtended(e.getMessage(), json));
         } catch (RuntimeException e) {
             // e.g. an empty text or a JSON array: the parser's own words name its Java internals
             throw new InvalidTransactionException("not a JSON object: a transaction is {\"ops\": [...]}");

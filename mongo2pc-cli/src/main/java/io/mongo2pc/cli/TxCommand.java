@@ -81,8 +81,7 @@ final class TxCommand extends BaseCommand {
         } catch (JsonProcessingException e) {
             // TransactionJson reads MongoDB's lenient extended JSON (last duplicate key wins, text
             // after the object ignored): a file that says two things must not run either of them
-            throw CliException.badInput("not valid JSON: " + e.getOriginalMessage() + " at line "
-                    + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr());
+            throw CliException.badInput("not valid JSON in " + source + ": " + JsonErrors.of(e));
         }
         List<Operation> operations = TransactionJson.parse(text);
         TransactionOutcome outcome;
