@@ -107,7 +107,7 @@ public final class Payments {
                 Operation.update(order, new Document("$set", new Document("state", "Paid")),
                         new Document("state", "UnPaid").append("total", total)),
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Numbers.negate(change),
-                        new Document("balance", new Document("$gte", amount))),
+                        new Document("balance", new Document("$gte", amount))).with(Operation.Flag.DEBIT),
                 Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
                         new Document("order", orderId).append("account", accountId).append("amount", amount))));
         if (merchantAccountId != null) {

@@ -14,7 +14,7 @@ import java.util.Optional;
 /**
  * Reads a transfer written as the tutorial writes it, {@code {source, destination, value}}, as two
  * guarded increments of {@code balance} in the {@code accounts} collection beside the
- * transactions collection: the debit guarded by {@code balance >= value} (no overdraft), the
+ * transactions collection: the debit ({@link Operation.Flag#DEBIT}) guarded by {@code balance >= value} (no overdraft), the
  * credit by {@code balance <= Long.MAX_VALUE - value} for integer amounts (no overflow). Works for
  * transactions mongo2pc wrote and for those an application following the tutorial by hand left
  * half-done. Stateless and thread-safe.
@@ -47,7 +47,8 @@ public final class TransferCodec implements TransactionCodec {
             creditGuard = new Document("balance", new Document("$lte", Long.MAX_VALUE - amount.longValue()));
         }
         return List.of(
-                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, source), "balance", Numbers.negate(amount), debitGuard),
+                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, source), "balance", Numbers.negate(amount), debitGuard)
+                        .with(Operation.Flag.DEBIT),
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, destination), "balance", amount, creditGuard));
     }
 

@@ -47,9 +47,27 @@ public final class Json {
         return NODES.objectNode();
     }
 
-    /** The contract's {"id","state","reason","code"} of a transaction's outcome; {@code id} as printed. */
+    /**
+     * The contract's {"id","state","reason","code"} of a transaction's outcome, {@code id} as printed;
+     * and {@code "failedOperation"} ({@link #failedOperation}) when a refused operation canceled it.
+     */
     static ObjectNode outcome(Object id, TransactionOutcome outcome) {
-        return outcome(id, outcome.state(), outcome.reason(), outcome.reasonCode());
+        ObjectNode node = outcome(id, outcome.state(), outcome.reason(), outcome.reasonCode());
+        if (outcome.failedOperation() != null) {
+            node.set("failedOperation", failedOperation(outcome.failedOperation()));
+        }
+        return node;
+    }
+
+    /** {@code {"index","target","db","coll","id"}}: which operation was refused (index from 0) and its document. */
+    static ObjectNode failedOperation(TransactionOutcome.FailedOperation failed) {
+        ObjectNode node = object();
+        node.put("index", failed.index());
+        node.put("target", failed.document().target());
+        node.put("db", failed.document().database());
+        node.put("coll", failed.document().collection());
+        node.set("id", value(failed.document().id()));
+        return node;
     }
 
     /** {"id","state","reason","code"}: {@code code} is the reason's {@link ReasonCode}, null when there is none. */

@@ -51,6 +51,9 @@ final class TransactionRows {
         node.set("destination", Json.value(tx.document().get("destination")));
         node.set("value", Json.value(tx.document().get("value")));
         node.put("stale", stale);
+        if (tx.failedOperation() != null) {
+            node.set("failedOperation", Json.failedOperation(tx.failedOperation()));
+        }
         if (tx.lateCommit()) {
             node.put("lateCommit", true); // shown canceled: its commit was written after its deadline
         }

@@ -9,7 +9,8 @@ import picocli.CommandLine.Option;
 
 /** {@code transfer SRC DST AMOUNT}: one transfer run to its end in this process. */
 @Command(name = "transfer", mixinStandardHelpOptions = true,
-        footer = "--json prints {\"id\",\"state\",\"reason\",\"code\",\"source\",\"destination\",\"value\"}",
+        footer = {"--json prints {\"id\",\"state\",\"reason\",\"code\",\"source\",\"destination\",\"value\"}, and",
+                "\"failedOperation\": {\"index\",\"target\",\"db\",\"coll\",\"id\"} when a refused operation canceled it"},
         description = {"Moves AMOUNT from account SRC to account DST in one transaction and waits for its end.",
                 "Exit 0 done; 3 canceled (e.g. insufficient funds); 2 bad input."})
 final class TransferCommand extends BaseCommand {

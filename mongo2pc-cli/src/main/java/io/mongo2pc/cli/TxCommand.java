@@ -27,7 +27,8 @@ import java.util.Map;
 
 /** {@code tx FILE|-}: one generic transaction described in JSON, run to its end. */
 @Command(name = "tx", mixinStandardHelpOptions = true,
-        footer = {"--json prints {\"id\",\"state\",\"reason\",\"code\"}",
+        footer = {"--json prints {\"id\",\"state\",\"reason\",\"code\"}, and \"failedOperation\": {\"index\",\"target\",\"db\",",
+                "\"coll\",\"id\"} (index from 0) when a refused operation canceled it",
                 "",
                 "A transaction is {\"ops\": [OP, ...]}: its operations, all in effect or none. Every OP has",
                 "  \"op\"      insert, update, delete or inc",
@@ -93,7 +94,9 @@ final class TxCommand extends BaseCommand {
             ObjectNode node = Json.outcome(id, outcome);
             printJson(node);
         } else {
-            say("transaction " + id + " " + outcome.state().stored() + (outcome.reason() == null ? "" : ": " + outcome.reason()));
+            say("transaction " + id + " " + outcome.state().stored() + (outcome.failedOperation() == null ? ""
+                    : " by operation " + outcome.failedOperation().index() + " on " + outcome.failedOperation().document())
+                    + (outcome.reason() == null ? "" : ": " + outcome.reason()));
         }
         return outcome.isDone() ? ExitCodes.OK : ExitCodes.CANCELED;
     }

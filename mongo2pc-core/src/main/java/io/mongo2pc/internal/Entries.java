@@ -154,8 +154,7 @@ final class Entries {
         Document guardHolds = new Document(Fields.ID, id);
         guardHolds.putAll(inc.guard());
         if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() == null) {
-            return Participants.Result.refused(Refusals.isFundsCheck(inc) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
-                    "guard " + inc.guard().toJson() + " does not hold on " + inc.document(), current);
+            return Refusals.guardFailed(inc, current);
         }
         if (coll.find(Participants.fenced(new Document(Fields.ID, id), until)).projection(Projections.include(Fields.ID)).first() == null) {
             return Participants.Result.EXPIRED;

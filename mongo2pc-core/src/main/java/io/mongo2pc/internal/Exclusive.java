@@ -192,7 +192,7 @@ final class Exclusive {
         if (coll.find(Participants.fenced(new Document(Fields.ID, id), until)).projection(Projections.include(Fields.ID)).first() == null) {
             return Participants.Result.EXPIRED;
         }
-        return Refusals.byGuard(coll, op);
+        return Refusals.byGuard(coll, op, current);
     }
 
     /**

@@ -18,6 +18,8 @@ public final class Fields {
     public static final String REASON = "reason";
     /** The reason's ReasonCode, by name. */
     public static final String CODE = "code";
+    /** The refused operation of a canceled transaction: {index, target, db, coll, id} (see FailedOperations). */
+    public static final String FAILED_OP = "failedOp";
     public static final String LEASE_MS = "leaseMs";
     /** Indexes of insert operations whose request may still land late (see WritesInDoubt). */
     public static final String INSERTS_IN_DOUBT = "insertsInDoubt";

@@ -201,6 +201,7 @@ final class TwoRound {
      */
     private void decide(OwnedTransaction tx, RoundOne.Sent[] sent, Instant roundOneUntil) {
         Participants.Result refusal = null;
+        int refused = -1; // the operation whose refusal stands, if one does
         for (int i = 0; i < tx.ops.size(); i++) {
             RoundOne.Sent s = sent[i];
             int expired = 0;
@@ -241,6 +242,7 @@ final class TwoRound {
                         if (now - busySince > c.settings().conflictTimeout().toNanos()) {
                             c.settings().metrics().conflict();
                             refusal = r;
+                            refused = i;
                             break;
                         }
                         c.writes().waitBusy(backoffMs, tx.id, PENDING);
@@ -250,6 +252,7 @@ final class TwoRound {
                     // Refused, and no marker of another transaction that could be resolved (a committed
                     // credit not released yet) was: the refusal stands. Else the prepare is sent again.
                     refusal = r;
+                    refused = i;
                     break;
                 }
                 if (!c.writes().renewUnlessInsertedLate(tx, true)) {
@@ -270,8 +273,12 @@ final class TwoRound {
                 c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
             }
         } else {
-            tx.reason = refusal.reason();
-            tx.code = refusal.code();
+            if (refused >= 0) {
+                tx.refusedAt(refused, refusal);
+            } else {
+                tx.reason = refusal.reason();
+                tx.code = refusal.code();
+            }
             c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
         }
     }
@@ -322,6 +329,7 @@ final class TwoRound {
                 TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
         tx.nonce = taken.getString(NONCE);
         tx.code = ReasonCode.parse(taken.get(Fields.CODE)).orElse(null);
+        tx.failed = FailedOperations.of(taken);
         c.writes().stamped(tx, TransactionStore.stamped(taken));
         try {
             if (tx.state == PENDING) {
