@@ -36,7 +36,15 @@ public sealed interface Operation permits Operation.Increment, Operation.Insert,
          * {@link ReasonCode#GUARD_FAILED} (a stock count is not money). The bank's transfers and
          * payments set it.
          */
-        DEBIT
+        DEBIT,
+        /**
+         * Its increments may change the number type or the scale of the fields they add to: an
+         * integer into a double or a decimal, a decimal into more decimal places ({@code $inc} of
+         * 1.5 on the integer 5). Without it such an increment is refused as bad input before anything
+         * is written. The bank's transfers set it: they check amounts against each account's scale
+         * themselves.
+         */
+        ALLOW_TYPE_CHANGE
     }
 
     /** Its flags (none unless given). */

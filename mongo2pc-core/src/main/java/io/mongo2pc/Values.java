@@ -44,7 +44,7 @@ public final class Values {
      */
     public static String plain(Object value) {
         if (value instanceof Number n) {
-            return Numbers.isFinite(n) ? Numbers.exact(n).toPlainString() : String.valueOf(n);
+            return Numbers.isFinite(n) ? Numbers.shown(n).toPlainString() : String.valueOf(n);
         }
         if (value instanceof String || value instanceof Document || value instanceof List<?> || value instanceof Map<?, ?>) {
             String json = new Document("v", value).toJson(PLAIN);
@@ -63,7 +63,7 @@ public final class Values {
             })
             .doubleConverter((d, writer) -> {
                 if (Numbers.isFinite(d)) {
-                    writer.writeNumber(Numbers.exact(d).toPlainString());
+                    writer.writeNumber(Numbers.shown(d).toPlainString());
                 } else {
                     writer.writeString(d.toString());
                 }

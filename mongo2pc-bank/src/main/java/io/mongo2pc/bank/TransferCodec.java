@@ -17,7 +17,9 @@ import java.util.Optional;
  * transactions collection: the debit ({@link Operation.Flag#DEBIT}) guarded by {@code balance >= value} (no overdraft), the
  * credit by {@code balance <= Long.MAX_VALUE - value} for integer amounts (no overflow). Works for
  * transactions mongo2pc wrote and for those an application following the tutorial by hand left
- * half-done. Stateless and thread-safe.
+ * half-done. Both may change a balance's number type ({@link Operation.Flag#ALLOW_TYPE_CHANGE}): the
+ * bank checks an amount against each account's scale itself ({@link Amounts#requireScale}), with the
+ * read that check needs. Stateless and thread-safe.
  */
 public final class TransferCodec implements TransactionCodec {
     public static final TransferCodec INSTANCE = new TransferCodec();
@@ -48,8 +50,9 @@ public final class TransferCodec implements TransactionCodec {
         }
         return List.of(
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, source), "balance", Numbers.negate(amount), debitGuard)
-                        .with(Operation.Flag.DEBIT),
-                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, destination), "balance", amount, creditGuard));
+                        .with(Operation.Flag.DEBIT, Operation.Flag.ALLOW_TYPE_CHANGE),
+                Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, destination), "balance", amount, creditGuard)
+                        .with(Operation.Flag.ALLOW_TYPE_CHANGE));
     }
 
 }

@@ -20,7 +20,7 @@ final class ConsolePage {
 
     ConsolePage() {
         String css = resource("console.css");
-        String js = resource("chart.js") + resource("console.js");
+        String js = resource("chart.js") + resource("numbers.js") + resource("console.js");
         this.html = resource("index.html").replace("/*CONSOLE_CSS*/", css).replace("/*CONSOLE_JS*/", js)
                 .getBytes(StandardCharsets.UTF_8);
         this.policy = "default-src 'none'; script-src '" + sha256(js) + "'; style-src '" + sha256(css) + "'; "

@@ -30,8 +30,9 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * JSON output through Jackson. Numbers stay JSON numbers (Decimal128 balances as plain decimals,
- * never in exponent form); ObjectIds print as their hex string and dates as ISO-8601.
+ * JSON output through Jackson. Numbers stay JSON numbers, all in plain decimal (a Decimal128 as
+ * stored, {@code 10.00}; a double as {@code 0.0000001}, never {@code 1.0E-7}); ObjectIds print as
+ * their hex string and dates as ISO-8601.
  */
 public final class Json {
     static final ObjectMapper MAPPER = new ObjectMapper()
@@ -95,6 +96,15 @@ public final class Json {
                         writer.writeString("$numberDecimal", value.toString());
                         writer.writeEndObject();
                     }
+                })
+                .doubleConverter((value, writer) -> {
+                    if (Numbers.isFinite(value)) {
+                        writer.writeNumber(Numbers.shown(value).toPlainString());
+                    } else {
+                        writer.writeStartObject();
+                        writer.writeString("$numberDouble", value.toString());
+                        writer.writeEndObject();
+                    }
                 }).build());
     }
 
@@ -137,7 +147,7 @@ public final class Json {
             return NODES.numberNode(l);
         }
         if (v instanceof Double d) {
-            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : NODES.numberNode(d);
+            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : DecimalNode.valueOf(Numbers.shown(d));
         }
         if (v instanceof Decimal128 d) {
             return Numbers.isFinite(d) ? DecimalNode.valueOf(Numbers.exact(d)) : NODES.textNode(d.toString());

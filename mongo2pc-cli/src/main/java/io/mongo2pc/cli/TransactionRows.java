@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.TransactionPage;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
+import io.mongo2pc.Values;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -80,7 +81,7 @@ final class TransactionRows {
             String state = String.valueOf(stateText(tx)) + (tx.isStale(page.asOf(), leaseIfNone) ? " (stale)" : "");
             Object source = tx.document().get("source");
             String detail = tx.reason() != null ? (tx.reasonCode() == null ? "" : tx.reasonCode() + ": ") + tx.reason()
-                    : source != null ? source + " -> " + tx.document().get("destination") + " " + Json.value(tx.document().get("value"))
+                    : source != null ? source + " -> " + tx.document().get("destination") + " " + Values.plain(tx.document().get("value"))
                     : tx.operations().size() + " operation(s)";
             rows.add(new String[] {String.valueOf(TransactionIds.printable(tx.id())), state, age(page.age(tx)),
                     dash(tx.owner()), dash(tx.application()), String.valueOf(tx.epoch()), oneLine(detail)});

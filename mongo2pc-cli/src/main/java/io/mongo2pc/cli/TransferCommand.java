@@ -2,6 +2,7 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.Values;
 import io.mongo2pc.bank.Amounts;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -35,12 +36,12 @@ final class TransferCommand extends BaseCommand {
             node.set("value", Json.value(value));
             printJson(node);
         } else if (outcome.isDone()) {
-            say("transfer " + id + " done: " + value + " from " + args.source + " to " + args.destination);
+            say("transfer " + id + " done: " + Values.plain(value) + " from " + args.source + " to " + args.destination);
         } else {
             say("transfer " + id + " canceled: " + outcome.reason());
         }
         if (!outcome.isDone()) {
-            err().println("mongo2pc transfer: transfer " + id + " of " + value + " from " + args.source + " to "
+            err().println("mongo2pc transfer: transfer " + id + " of " + Values.plain(value) + " from " + args.source + " to "
                     + args.destination + " was canceled: " + outcome.reason());
             err().flush();
             return ExitCodes.CANCELED;

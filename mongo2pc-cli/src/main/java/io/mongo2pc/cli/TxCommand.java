@@ -48,6 +48,9 @@ import java.util.Map;
                 "  inc     \"inc\": {FIELD: AMOUNT, ...}; many transactions may increment one document",
                 "    {\"op\": \"inc\", \"db\": \"bank\", \"coll\": \"accounts\", \"id\": \"A\",",
                 "     \"inc\": {\"balance\": -30}, \"guard\": {\"balance\": {\"$gte\": 30}}}",
+                "  \"allowTypeChange\": true (inc and update) lets an increment change a stored number's type",
+                "    or scale: an integer into a double or decimal, 10.00 into 10.001. Without it, refused (2):",
+                "    {\"op\": \"inc\", \"db\": \"shop\", \"coll\": \"stock\", \"id\": \"w\", \"inc\": {\"qty\": 1.5}, \"allowTypeChange\": true}",
                 "Strict JSON in UTF-8; MongoDB's extended JSON types are fine ({\"$numberDecimal\": \"1.5\"})."},
         description = {"Runs one generic transaction described in JSON, from FILE or - for standard input, to its end.",
                 "Exit 0 done; 3 canceled (a guard, a missing document, an existing _id, a conflict); 2 bad input."})

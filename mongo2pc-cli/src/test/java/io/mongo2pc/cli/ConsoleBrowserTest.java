@@ -3,6 +3,7 @@ package io.mongo2pc.cli;
 import io.mongo2pc.embedded.EmbeddedServer;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.bson.types.Decimal128;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,6 +24,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 
 import java.io.File;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -229,6 +231,28 @@ class ConsoleBrowserTest {
         } finally {
             server.close();
         }
+    }
+
+    @Test
+    void numbersBeyondADouble_reachThePageExactly() {
+        String tiny = "0." + "0".repeat(38) + "1";
+        var db = mongo.client().getDatabase(mongo.database());
+        db.getCollection("accounts").insertMany(List.of(
+                new Document("_id", "BIG").append("balance", 9223372036854775723L).append("pendingTransactions", List.of()),
+                new Document("_id", "TINY").append("balance", new Decimal128(new BigDecimal(tiny))).append("pendingTransactions", List.of())));
+        db.getCollection("transactions").insertOne(new Document("_id", "big-one").append("state", "canceled")
+                .append("source", "BIG").append("destination", "TINY").append("value", 9223372036854775723L)
+                .append("lastModified", new Date()));
+        open();
+
+        waitForRow("big-one", "BIG → TINY 9223372036854775723");
+        row("big-one").click();
+        waitForText(By.id("detail-id"), "big-one");
+        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("detail-ops"), "\"balance\": 9223372036854775723"));
+        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("detail-ops"), "\"balance\": " + tiny));
+        assertThat(browser.findElement(By.id("detail-document")).getText()).contains("\"value\": 9223372036854775723");
+        db.getCollection("accounts").deleteMany(new Document("_id", new Document("$in", List.of("BIG", "TINY"))));
+        mongo.invariants().expectTotal(mongo.database(), 2000);
     }
 
     @Test

@@ -62,7 +62,7 @@ public final class Engine {
         this.retrier = new Retrier(settings.retryTimeout(), settings.clock());
         CrashPoints crashPoints = new CrashPoints(settings.crashHook());
         Tokens tokens = new Tokens();
-        StoredOperations operations = new StoredOperations(settings, targets.names());
+        StoredOperations operations = new StoredOperations(settings, targets);
         Participants participants = new Participants(targets, settings.maxMarkers(), database + "." + collection);
         WritesInDoubt writesInDoubt = new WritesInDoubt(targets, store, clock, retrier, settings.lease(),
                 settings.maxClockSkew(), operations::of);

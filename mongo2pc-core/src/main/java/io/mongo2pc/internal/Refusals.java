@@ -116,7 +116,7 @@ final class Refusals {
     }
 
     /** The value at a dotted path of {@code doc}, or null. */
-    private static Object fieldValue(Document doc, String path) {
+    static Object fieldValue(Document doc, String path) {
         Object value = doc;
         for (String part : path.split("\\.")) {
             if (!(value instanceof Document d)) {

@@ -64,7 +64,7 @@ final class Starter {
     TransactionOutcome run(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         requireOpen();
         Object id = idFor(requestedId);
-        operations.validate(ops, settings.maxOperations(), id);
+        operations.validateNew(ops, settings.maxOperations(), id);
         Document doc = newDocument(fields, ops, storeOps, PENDING)
                 .append(Fields.APPLICATION, settings.application())
                 .append(Fields.OWNER, settings.owner())
@@ -87,7 +87,7 @@ final class Starter {
     /** See {@link Engine#submit}. */
     Object submit(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         Object id = idFor(requestedId);
-        operations.validate(ops, settings.maxOperations(), id);
+        operations.validateNew(ops, settings.maxOperations(), id);
         Document doc = newDocument(fields, ops, storeOps, INITIAL);
         if (settings.twoRoundCommit() && TwoRound.runs(ops, id)) {
             TwoRound.queued(id, doc); // whoever claims it drives it by the two-round rules
@@ -118,7 +118,7 @@ final class Starter {
         OwnedTransaction tx;
         try {
             List<Operation> ops = operations.of(claimed);
-            operations.validate(ops, settings.maxOperations(), id);
+            operations.validateNew(ops, settings.maxOperations(), id);
             tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
             writes.stamped(tx, TransactionStore.stamped(claimed));
         } catch (InvalidTransactionException | IllegalStateException e) {

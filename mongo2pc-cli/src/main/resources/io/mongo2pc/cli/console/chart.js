@@ -25,7 +25,7 @@ var mongo2pcChart = (function () {
     var end = points.length ? Date.parse(points[points.length - 1].at) : Date.now();
     var start = end - windowSeconds * 1000;
     var max = 0;
-    points.forEach(function (p) { lines.forEach(function (l) { if (p[l.key] !== null && p[l.key] > max) { max = p[l.key]; } }); });
+    points.forEach(function (p) { lines.forEach(function (l) { if (p[l.key] !== null && Number(p[l.key]) > max) { max = Number(p[l.key]); } }); });
     var top = niceMax(max);
     function x(t) { return L + (W - L - R) * (t - start) / (end - start || 1); }
     function y(v) { return T + (H - T - B) * (1 - v / top); }
@@ -50,7 +50,7 @@ var mongo2pcChart = (function () {
         var t = Date.parse(p.at);
         if (t < start) { return; }
         if (p[l.key] === null) { if (runs[runs.length - 1].length) { runs.push([]); } return; }
-        runs[runs.length - 1].push(x(t).toFixed(1) + ',' + y(p[l.key]).toFixed(1));
+        runs[runs.length - 1].push(x(t).toFixed(1) + ',' + y(Number(p[l.key])).toFixed(1));
       });
       runs.forEach(function (run) {
         if (run.length === 1) { run.push(run[0]); }

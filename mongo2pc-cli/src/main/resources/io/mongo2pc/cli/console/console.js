@@ -16,10 +16,11 @@
     return e;
   }
 
-  function json(value) { return value === null || value === undefined ? '' : JSON.stringify(value, null, 1); }
+  function json(value) { return value === null || value === undefined ? '' : mongo2pcNumbers.stringify(value, 1); }
 
-  function age(seconds) {
-    if (seconds === null || seconds === undefined) { return '–'; }
+  function age(exact) {
+    if (exact === null || exact === undefined) { return '–'; }
+    var seconds = Number(exact);
     var s = Math.floor(seconds);
     if (s < 60) { return seconds.toFixed(1) + 's'; }
     if (s < 3600) { return Math.floor(s / 60) + 'm' + String(s % 60).padStart(2, '0') + 's'; }
@@ -34,7 +35,9 @@
     headers[TOKEN_HEADER] = token || 'none'; // actions need the header even when the console has no token
     return fetch(path, { method: method, headers: headers, cache: 'no-store', credentials: 'omit' })
       .then(function (res) {
-        return res.json().catch(function () { return null; }).then(function (body) {
+        return res.text().then(function (text) {
+          try { return mongo2pcNumbers.parse(text); } catch (e) { return null; }
+        }).then(function (body) {
           if (!res.ok) {
             var err = new Error(body && body.error ? body.error : 'HTTP ' + res.status);
             err.status = res.status;
