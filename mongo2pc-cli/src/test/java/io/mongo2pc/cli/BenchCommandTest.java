@@ -30,7 +30,13 @@ class BenchCommandTest {
             assertThat(r.exitCode()).as(r.toString()).isZero();
             // the contract's keys, in order, then the ones added since
             assertThat(r.keys()).containsExactly("mode", "threads", "committed", "canceled", "seconds", "tps", "p50Ms", "p99Ms", "anomaly",
-                    "rttMs", "p50RoundTrips", "twoRound", "commitInsert");
+                    "rttMs", "p50RoundTrips", "twoRound", "commitInsert", "p999Ms", "clientCpuUsPerTransfer",
+                    "clientContextSwitchesPerTransfer", "serverCpuUsPerTransfer", "serverContextSwitchesPerTransfer", "serverInProcess");
+            // what the measured phase cost: the embedded server reports its own, so both sides are known
+            assertThat(r.json().get("clientCpuUsPerTransfer").asDouble()).isPositive();
+            assertThat(r.json().get("serverCpuUsPerTransfer").asDouble()).isPositive();
+            assertThat(r.json().get("clientContextSwitchesPerTransfer").asDouble()).isPositive();
+            assertThat(r.json().get("p999Ms").asDouble()).isGreaterThanOrEqualTo(r.json().get("p99Ms").asDouble());
             assertThat(r.json().get("mode").asText()).isEqualTo(mode);
             assertThat(r.json().get("committed").asLong() + r.json().get("canceled").asLong()).isEqualTo(200);
             assertThat(r.json().get("anomaly").asDouble()).isZero();

@@ -108,7 +108,10 @@ public final class BenchCommand extends BaseCommand {
     Path plot;
 
     @Option(names = "--json", description = {"print {\"mode\",\"threads\",\"committed\",\"canceled\",\"seconds\",\"tps\",\"p50Ms\",\"p99Ms\",\"anomaly\",",
-            "\"rttMs\",\"p50RoundTrips\",\"twoRound\",\"commitInsert\"}: rttMs is the median round trip of a ping right after the run, p50RoundTrips p50Ms in those"})
+            "\"rttMs\",\"p50RoundTrips\",\"twoRound\",\"commitInsert\",\"p999Ms\",\"clientCpuUsPerTransfer\",\"clientContextSwitchesPerTransfer\",",
+            "\"serverCpuUsPerTransfer\",\"serverContextSwitchesPerTransfer\",\"serverInProcess\"}: rttMs is the median round trip of a ping right",
+            "after the run, p50RoundTrips p50Ms in those; the costs are of the measured phase (the server's when it reports them,",
+            "as the embedded server does; with the embedded server in this process the client's include it)"})
     boolean json;
 
     @Override
@@ -233,8 +236,9 @@ public final class BenchCommand extends BaseCommand {
                 Thread.sleep(warm.toMillis());
                 latencies.reset();
             }
+            RunCost cost = RunCost.start(session.connection().client(), session.connection().embedded());
             Histogram total = new Histogram(3);
-            List<double[]> timeline = new ArrayList<>(); // {second, tps, p50Ms, p99Ms}
+            List<double[]> timeline = new ArrayList<>(); // {second, tps, p50Ms, p99Ms, p999Ms}
             Progress progress = new Progress(err(), runFor, transfers);
             long lastCount = 0;
             long lastTick = start;
@@ -245,7 +249,7 @@ public final class BenchCommand extends BaseCommand {
                 long count = committed.get() + canceled.get();
                 double tps = (count - lastCount) / ((now - lastTick) / 1e9);
                 timeline.add(new double[]{(now - start) / 1e9, tps, interval.getValueAtPercentile(50) / 1000.0,
-                        interval.getValueAtPercentile(99) / 1000.0});
+                        interval.getValueAtPercentile(99) / 1000.0, interval.getValueAtPercentile(99.9) / 1000.0});
                 progress.show((now - start) / 1e9, count, tps);
                 lastCount = count;
                 lastTick = now;
@@ -266,6 +270,7 @@ public final class BenchCommand extends BaseCommand {
                         (System.nanoTime() - waitStart) / 1e6);
                 err().flush();
             }
+            RunCost.Spent spent = cost.end(); // the background finisher's work is the transfers' cost too
             double seconds = (System.nanoTime() - start) / 1e9;
             progress.done();
             // After the run, not before: a fresh JVM's first pings run slow code (0.3 ms where a
@@ -284,6 +289,7 @@ public final class BenchCommand extends BaseCommand {
             double tps = operations / seconds;
             double p50 = total.getValueAtPercentile(50) / 1000.0;
             double p99 = total.getValueAtPercentile(99) / 1000.0;
+            double p999 = total.getValueAtPercentile(99.9) / 1000.0;
             if (plot != null) {
                 BenchPlot.draw(plot, BenchPlot.title(twoRound ? mode + " (two-round commit)" : mode.name(), threads, accounts,
                         session.connection().uri(), session.connection().embedded(), warm, finish), timeline);
@@ -303,12 +309,15 @@ public final class BenchCommand extends BaseCommand {
                 node.put("p50RoundTrips", round(RoundTrip.in(p50, rttMs)));
                 node.put("twoRound", twoRound);
                 node.put("commitInsert", twoRound && !noCommitInsert);
+                node.put("p999Ms", round(p999));
+                spent.putPerOperation(node, operations);
                 printJson(node);
             } else {
                 say(String.format("%s: %d threads, %d accounts: %d committed, %d canceled in %.1fs = %.0f tps;"
                                 + " latency p50 %.2f ms (%.1f round trips of %.3f ms), p99 %.2f ms; anomaly %s (total %s, expected %d)",
                         twoRound ? mode + " (two-round commit)" : mode, threads, accounts, committed.get(), canceled.get(), seconds, tps, p50, RoundTrip.in(p50, rttMs), rttMs,
                         p99, anomaly, finalTotal.toPlainString(), initialTotal));
+                say(String.format("p99.9 %.2f ms; %s", p999, spent.describe(operations)));
             }
             return ExitCodes.OK;
         }

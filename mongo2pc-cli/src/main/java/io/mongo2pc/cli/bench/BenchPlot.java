@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Draws a bench run as a PNG: throughput per second above, p50 and p99 latency per second below. */
+/** Draws a bench run as a PNG: throughput per second above, p50, p99 and p99.9 latency per second below. */
 final class BenchPlot {
 
     /** The label of the time axis of both charts. */
@@ -17,17 +17,17 @@ final class BenchPlot {
 
     private BenchPlot() { }
 
-    /** {@code timeline} rows: {seconds, tps, p50 ms, p99 ms}. */
+    /** {@code timeline} rows: {seconds, tps, p50 ms, p99 ms, p99.9 ms}. */
     static void draw(Path file, String title, List<double[]> timeline) throws IOException {
         LineChart.write(file, title, panels(timeline));
     }
 
-    /** Throughput above, p50 and p99 latency below, both against {@link #TIME_AXIS}. */
+    /** Throughput above, p50, p99 and p99.9 latency below (a stall shows in the tail first), both against {@link #TIME_AXIS}. */
     static List<LineChart.Panel> panels(List<double[]> timeline) {
         LineChart.Panel throughput = new LineChart.Panel("throughput", TIME_AXIS, "transactions per second",
                 List.of(series("tps", 0, timeline, 1)));
         LineChart.Panel latency = new LineChart.Panel("latency", TIME_AXIS, "milliseconds",
-                List.of(series("p50", 2, timeline, 2), series("p99", 1, timeline, 3)));
+                List.of(series("p50", 2, timeline, 2), series("p99", 1, timeline, 3), series("p99.9", 3, timeline, 4)));
         return List.of(throughput, latency);
     }
 

@@ -43,7 +43,7 @@ class LineChartTest {
 
     @Test
     void benchPlot_timeAxisSaysWhereTheSecondsCountFrom() {
-        for (LineChart.Panel panel : BenchPlot.panels(List.of(new double[]{1, 50, 2, 9}))) {
+        for (LineChart.Panel panel : BenchPlot.panels(List.of(new double[]{1, 50, 2, 9, 12}))) {
             assertThat(panel.xLabel()).contains("seconds since the start of the measured run");
         }
     }
@@ -63,7 +63,7 @@ class LineChartTest {
         String title = BenchPlot.title("library (two-round commit)", 1024, 1_000_000, "mongodb://a-long-host-name.example.net:27018",
                 false, Duration.ofMillis(2500), Finish.background);
         Path png = dir.resolve("title.png");
-        LineChart.write(png, title, BenchPlot.panels(List.of(new double[]{1, 50, 2, 9}, new double[]{2, 60, 3, 8})));
+        LineChart.write(png, title, BenchPlot.panels(List.of(new double[]{1, 50, 2, 9, 12}, new double[]{2, 60, 3, 8, 11})));
 
         BufferedImage image = ImageIO.read(png.toFile());
         for (int y = 0; y < 35; y++) {

@@ -9,6 +9,7 @@ import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import de.bwaldvogel.mongo.wire.message.MongoQuery;
+import io.mongo2pc.embedded.ProcessCost;
 import io.netty.channel.Channel;
 
 import java.util.List;
@@ -81,7 +82,33 @@ public final class DurableBackend extends AbstractMongoBackend {
     @Override
     public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
         beforeRequest(command, query);
+        if ("hello".equalsIgnoreCase(command)) {
+            return asRequest(channel, () -> hello(channel, databaseName, query));
+        }
         return asRequest(channel, () -> super.handleCommand(channel, databaseName, command, query));
+    }
+
+    /**
+     * {@code hello}, the handshake's current name, which upstream does not know: Spring Boot's health
+     * indicator sends it, as do drivers once a server says {@code helloOk}. Answered as upstream
+     * answers {@code isMaster}, with {@code isWritablePrimary} in place of {@code ismaster}.
+     */
+    private Document hello(Channel channel, String databaseName, Document query) {
+        Document answer = super.handleCommand(channel, databaseName, "isMaster", query);
+        Object primary = answer.remove("ismaster");
+        Document hello = new Document("isWritablePrimary", primary == null ? Boolean.TRUE : primary);
+        hello.putAll(answer);
+        return hello;
+    }
+
+    /** Upstream's status, and under {@code mongo2pc} what this server's process has cost so far ({@link ProcessCost}). */
+    @Override
+    public Document getServerStatus() {
+        Document status = super.getServerStatus();
+        ProcessCost cost = ProcessCost.now();
+        status.put("mongo2pc", new Document("processCpuMicros", cost.cpuNanos() < 0 ? -1 : cost.cpuNanos() / 1_000)
+                .append("contextSwitches", cost.contextSwitches()));
+        return status;
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.bank.Payments;
+import org.bson.types.Decimal128;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -17,6 +18,7 @@ import org.springframework.web.bind.annotation.PutMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
+import java.math.BigDecimal;
 import java.util.Map;
 
 /**
@@ -47,10 +49,12 @@ public class PaymentsController {
         this.payments = payments;
     }
 
-    public record NewAccount(String id, long balance) { }
+    // Amounts arrive as decimals, never as long: JSON's 1.5 read into a long becomes 1, a transfer
+    // of money the caller did not ask for. The account decides which amounts it takes (see amount).
+    public record NewAccount(String id, BigDecimal balance) { }
     public record Account(String id, Object balance) { }
-    public record TransferRequest(String from, String to, long amount) { }
-    public record NewOrder(String id, long total) { }
+    public record TransferRequest(String from, String to, BigDecimal amount) { }
+    public record NewOrder(String id, BigDecimal total) { }
     public record PaymentRequest(String account, String merchant) { }
     public record Outcome(String id, String state, boolean committed, String reason, String code) {
         static Outcome of(TransactionOutcome o) {
@@ -61,7 +65,7 @@ public class PaymentsController {
 
     @PostMapping("/accounts")
     public ResponseEntity<Account> openAccount(@RequestBody NewAccount account) {
-        bank.createAccount(account.id(), account.balance());
+        bank.createAccount(account.id(), amount("balance", account.balance()));
         return ResponseEntity.status(HttpStatus.CREATED).body(new Account(account.id(), account.balance()));
     }
 
@@ -75,13 +79,17 @@ public class PaymentsController {
 
     @PutMapping("/transfers/{id}")
     public ResponseEntity<Outcome> transfer(@PathVariable String id, @RequestBody TransferRequest request) {
-        return answer(bank.transfer(id, request.from(), request.to(), request.amount()));
+        return answer(bank.transfer(id, request.from(), request.to(), amount("amount", request.amount())));
     }
 
     @PostMapping("/orders")
     public ResponseEntity<Map<String, Object>> createOrder(@RequestBody NewOrder order) {
-        payments.createOrder(order.id(), order.total());
-        return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("id", order.id(), "total", order.total(), "state", "UnPaid"));
+        if (!(amount("total", order.total()) instanceof Long total)) {
+            throw new InvalidTransactionException("total of order " + order.id() + " must be a whole amount, got "
+                    + order.total().toPlainString());
+        }
+        payments.createOrder(order.id(), total);
+        return ResponseEntity.status(HttpStatus.CREATED).body(Map.of("id", order.id(), "total", total, "state", "UnPaid"));
     }
 
     @PutMapping("/orders/{id}/payment")
@@ -96,6 +104,24 @@ public class PaymentsController {
                         "total", doc.get("total"))))
                 .orElse(ResponseEntity.notFound().build());
     }
+
+    /**
+     * An amount as the library takes it: a whole number as a long, anything finer as a Decimal128,
+     * which an account of whole units refuses in its own words (never rounded).
+     */
+    private static Number amount(String name, BigDecimal value) {
+        if (value == null) {
+            throw new InvalidTransactionException(name + " is missing");
+        }
+        BigDecimal stripped = value.stripTrailingZeros();
+        if (stripped.scale() <= 0 && stripped.compareTo(LONG_MIN) >= 0 && stripped.compareTo(LONG_MAX) <= 0) {
+            return stripped.longValueExact();
+        }
+        return new Decimal128(value);
+    }
+
+    private static final BigDecimal LONG_MIN = BigDecimal.valueOf(Long.MIN_VALUE);
+    private static final BigDecimal LONG_MAX = BigDecimal.valueOf(Long.MAX_VALUE);
 
     private static ResponseEntity<Outcome> answer(TransactionOutcome outcome) {
         return ResponseEntity.status(outcome.isCommitted() ? HttpStatus.OK : HttpStatus.CONFLICT).body(Outcome.of(outcome));

@@ -126,6 +126,30 @@ class PaymentsServiceTest {
     }
 
     @Test
+    void transfer_fractionalAmountForWholeUnitAccounts_isRefusedNotRounded() throws Exception {
+        assertThat(send("POST", "/accounts", "{\"id\":\"dora\",\"balance\":100}").status()).isEqualTo(201);
+        assertThat(send("POST", "/accounts", "{\"id\":\"erin\",\"balance\":0}").status()).isEqualTo(201);
+
+        Reply fractional = send("PUT", "/transfers/t-frac", "{\"from\":\"dora\",\"to\":\"erin\",\"amount\":1.5}");
+
+        assertThat(fractional.status()).as(fractional.body().toString()).isEqualTo(400);
+        assertThat(fractional.body().get("error").asString()).contains("1.5").doesNotContain("Exception");
+        assertThat(send("GET", "/accounts/dora", null).body().get("balance").asLong()).isEqualTo(100L);
+        assertThat(send("GET", "/accounts/erin", null).body().get("balance").asLong()).isZero();
+        Reply whole = send("PUT", "/transfers/t-whole", "{\"from\":\"dora\",\"to\":\"erin\",\"amount\":2.0}");
+        assertThat(whole.status()).as("2.0 is a whole amount: " + whole.body()).isEqualTo(200);
+        assertThat(send("GET", "/accounts/erin", null).body().get("balance").asLong()).isEqualTo(2L);
+    }
+
+    @Test
+    void health_isUpAgainstTheEmbeddedServer_mongoIndicatorIncluded() throws Exception {
+        Reply health = send("GET", "/actuator/health", null);
+
+        assertThat(health.status()).as(health.body().toString()).isEqualTo(200);
+        assertThat(health.body().get("status").asString()).isEqualTo("UP");
+    }
+
+    @Test
     void healthAndStatus_areServedByActuator() throws Exception {
         Reply health = send("GET", "/actuator/health/mongo2pc", null);
         assertThat(health.status()).isEqualTo(200);
