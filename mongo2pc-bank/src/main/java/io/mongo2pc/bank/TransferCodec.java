@@ -35,6 +35,12 @@ public final class TransferCodec implements TransactionCodec {
                 transaction.get("value")));
     }
 
+    /** A transfer touches its source and its destination account. */
+    @Override
+    public Optional<Document> touching(Object documentId) {
+        return Optional.of(new Document("$or", List.of(new Document("source", documentId), new Document("destination", documentId))));
+    }
+
     static List<Operation> operations(String database, Object source, Object destination, Object value) {
         if (!(value instanceof Number) && !(value instanceof Decimal128)) {
             throw new InvalidTransactionException("transfer value must be a number, got " + value);

@@ -214,6 +214,17 @@ public final class Engine {
         return listing.list(query);
     }
 
+    /** How many transactions match {@code query} (see {@link TransactionListing#count}). */
+    public long count(TransactionQuery query) {
+        return retrier.call("count", null, null, () -> listing.count(query));
+    }
+
+    /** Records on transaction {@code id} that {@code by} did {@code action}; false if there is no such transaction. */
+    public boolean note(Object id, String action, String by) {
+        Instant at = admin.serverTime();
+        return retrier.call("note", id, null, () -> store.note(id, action, by, at));
+    }
+
     /** The oldest open transaction, if any (see {@link TransactionListing#oldestOpen}). */
     public Optional<TransactionView> oldestOpenTransaction() {
         return listing.oldestOpen();

@@ -35,13 +35,17 @@ var mongo2pcChart = (function () {
       svg.appendChild(svgEl('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', 'class': 'axis' },
         v >= 100 ? String(Math.round(v)) : String(Math.round(v * 100) / 100)));
     }
-    for (var m = 0; m * 60 <= windowSeconds; m++) {
-      var t = end - m * 60000;
-      svg.appendChild(svgEl('text', { x: x(t), y: H - 6, 'text-anchor': m === 0 ? 'end' : 'middle', 'class': 'axis' },
-        m === 0 ? 'now' : '−' + m + ' min'));
+    // a tick every minute over 5 minutes, every 10 minutes over an hour, every 4 hours over a day
+    var tick = windowSeconds <= 600 ? 60 : windowSeconds <= 3600 ? 600 : 14400;
+    for (var m = 0; m * tick < windowSeconds; m++) {
+      var t = end - m * tick * 1000;
+      var label = m === 0 ? 'now' : tick < 3600 ? '−' + (m * tick / 60) + ' min' : '−' + (m * tick / 3600) + ' h';
+      svg.appendChild(svgEl('text', { x: x(t), y: H - 6, 'text-anchor': m === 0 ? 'end' : 'middle', 'class': 'axis' }, label));
     }
-    if (!points.length) {
-      svg.appendChild(svgEl('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', 'class': 'empty' }, 'collecting…'));
+    var any = points.some(function (p) { return lines.some(function (l) { return p[l.key] !== null; }); });
+    if (!any) {
+      svg.appendChild(svgEl('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', 'class': 'empty' },
+        points.length ? 'nothing finished in this window' : 'reading…'));
       return;
     }
     lines.forEach(function (l) {
