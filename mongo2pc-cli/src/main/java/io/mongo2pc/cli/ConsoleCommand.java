@@ -34,8 +34,9 @@ final class ConsoleCommand extends BaseCommand {
     String bind;
 
     @Option(names = "--token-file", paramLabel = "F",
-            description = "a file holding a secret of at least 16 characters; every request must then carry it in the "
-                    + "X-Mongo2pc-Token header (open the page as http://HOST:P/#token=SECRET)")
+            description = "a file of tokens, one a line: a secret of at least 16 characters, alone or after a name and a space "
+                    + "(alice SECRET: actions record the name); every request must carry one in the X-Mongo2pc-Token header "
+                    + "(open the page as http://HOST:P/#token=SECRET)")
     Path tokenFile;
 
     @Option(names = "--target", paramLabel = "NAME=URI",

@@ -111,6 +111,9 @@ class EveryOptionBadInputTest {
         badValues.put("transactions list --owner", List.of());
         badValues.put("transactions list --limit", List.of("0", "5000"));
         badValues.put("transactions list --after", List.of("garbage", "{\"$gt\": 1}"));
+        badValues.put("transactions list --from", List.of("soon", "2024-13-01T00:00:00Z", "-1h", ""));
+        badValues.put("transactions list --to", List.of("later", "yesterday", ""));
+        badValues.put("transactions list --touching", List.of("", "  "));
         badValues.put("console --port", List.of("70000", "-1"));
         badValues.put("console --bind", List.of("no-such-host.invalid", "8.8.8.8"));
         badValues.put("console --token-file", List.of(dir.resolve("none").toString(), dir.toString(), shortToken.toString()));

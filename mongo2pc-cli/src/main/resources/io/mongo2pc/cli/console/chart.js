@@ -54,11 +54,15 @@ var mongo2pcChart = (function () {
         var t = Date.parse(p.at);
         if (t < start) { return; }
         if (p[l.key] === null) { if (runs[runs.length - 1].length) { runs.push([]); } return; }
-        runs[runs.length - 1].push(x(t).toFixed(1) + ',' + y(Number(p[l.key])).toFixed(1));
+        runs[runs.length - 1].push([x(t).toFixed(1), y(Number(p[l.key])).toFixed(1)]);
       });
       runs.forEach(function (run) {
-        if (run.length === 1) { run.push(run[0]); }
-        if (run.length) { svg.appendChild(svgEl('polyline', { points: run.join(' '), 'class': 'line ' + l.cls })); }
+        if (run.length === 1) { // a value between two gaps: a dot, since a line of one point shows nothing
+          svg.appendChild(svgEl('circle', { cx: run[0][0], cy: run[0][1], r: 2.5, 'class': 'dot ' + l.cls }));
+        } else if (run.length) {
+          svg.appendChild(svgEl('polyline', { points: run.map(function (xy) { return xy.join(','); }).join(' '),
+            'class': 'line ' + l.cls }));
+        }
       });
     });
   }
