@@ -17,16 +17,28 @@ import java.util.List;
  * @param notStale           transactions unchanged for the pass's {@code olderThan} whose owner's own
  *                           lease has not run out yet, each with when it does (server time)
  * @param lateInsertsRemoved documents it deleted that late copies of inserts left after their
- *                           transaction ended
+ *                           transaction ended (such a document reads as never written)
+ * @param lateInserts        those documents, each with the transaction whose insert's late copy left
+ *                           it (a report built without them lists none)
  */
 public record RecoveryReport(int rolledForward, int canceled, int skipped, int failed, List<NotStale> notStale,
-                             int lateInsertsRemoved) {
+                             int lateInsertsRemoved, List<LateInsert> lateInserts) {
 
     /** An open transaction whose owner's lease runs until {@code leaseEnds} (server time). */
     public record NotStale(Object id, Instant leaseEnds) { }
 
+    /** A document that a late copy of transaction {@code transactionId}'s insert left, deleted by the pass. */
+    public record LateInsert(DocumentRef document, Object transactionId) { }
+
     public RecoveryReport {
         notStale = List.copyOf(notStale);
+        lateInserts = List.copyOf(lateInserts);
+    }
+
+    /** A pass that removed {@code lateInsertsRemoved} documents without saying which. */
+    public RecoveryReport(int rolledForward, int canceled, int skipped, int failed, List<NotStale> notStale,
+                          int lateInsertsRemoved) {
+        this(rolledForward, canceled, skipped, failed, notStale, lateInsertsRemoved, List.of());
     }
 
     /** A pass that left nothing waiting and removed nothing. */
@@ -37,8 +49,10 @@ public record RecoveryReport(int rolledForward, int canceled, int skipped, int f
     public RecoveryReport plus(RecoveryReport other) {
         List<NotStale> waiting = new ArrayList<>(notStale);
         waiting.addAll(other.notStale);
+        List<LateInsert> removed = new ArrayList<>(lateInserts);
+        removed.addAll(other.lateInserts);
         return new RecoveryReport(rolledForward + other.rolledForward, canceled + other.canceled, skipped + other.skipped,
-                failed + other.failed, waiting, lateInsertsRemoved + other.lateInsertsRemoved);
+                failed + other.failed, waiting, lateInsertsRemoved + other.lateInsertsRemoved, removed);
     }
 
     public int finished() {

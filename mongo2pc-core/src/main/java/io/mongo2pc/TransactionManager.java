@@ -105,11 +105,13 @@ public final class TransactionManager implements AutoCloseable {
      * How the transaction {@code transactionId} ended: {@code done}, {@code canceled} (with its
      * reason and code), or {@code applied} (committed; a live owner is finishing it). Waits while
      * it is open, up to {@code timeout}; a transaction whose owner's lease has run out (the owner
-     * crashed, or was paused) is taken over and finished by this call. Empty if no transaction has
-     * this id (it was never written, so running it again is safe; or it was pruned; or, with the
-     * commit insert, its owner has not reached its commit point yet or died before it: running it
-     * again is safe too, only one document of the id can ever be written). Throws
-     * {@link OutcomeUnknownException} if it is still open after {@code timeout}.
+     * crashed, or was paused) is taken over and finished by this call. A pruned transaction answers
+     * by its stub ({@link #prune(Duration, PruneOptions)}). Empty if no transaction has this id (it
+     * was never written, so running it again is safe; or it was pruned with its id forgotten; or,
+     * with the commit insert, its owner has not reached its commit point yet or died before it:
+     * running it again is safe too, only one document of the id can ever be written). Throws
+     * {@link OutcomeUnknownException} if it is still open after {@code timeout}, or if it ended and
+     * was pruned with its id forgotten while this call waited, before it could tell how.
      */
     public Optional<TransactionOutcome> awaitOutcome(Object transactionId, Duration timeout) {
         if (timeout == null || timeout.isNegative()) {
@@ -150,17 +152,25 @@ public final class TransactionManager implements AutoCloseable {
 
     /**
      * One recovery pass over open transactions unchanged for at least {@code olderThan} (at most
-     * 500). A transaction that fails (a target down, an outcome unknown) is logged,
-     * counted as skipped and left to the next pass; three failing in a row end the pass with the
-     * last failure.
+     * 500), each taken over only once its owner's own lease has
+     * run out too (a transaction that stores no lease of its own, written by hand after the
+     * tutorial, once unchanged for {@code olderThan}). A transaction that fails (a target down, an
+     * outcome unknown) is logged, counted as skipped and left to the next pass; three failing in a
+     * row end the pass with the last failure.
      */
     public RecoveryReport recover(Duration olderThan) {
-        return engine.recover(Objects.requireNonNull(olderThan, "olderThan"));
+        Objects.requireNonNull(olderThan, "olderThan");
+        return engine.recover(olderThan, olderThan);
     }
 
-    /** One recovery pass over transactions whose owner's lease has expired. */
+    /**
+     * One recovery pass over open transactions whose owner's lease has run out, by the server's
+     * clock (the lease stored in each; the owner stopped writing {@code maxClockSkew} before it), as
+     * soon as it has; a transaction that stores no lease of its own (written by hand after the
+     * tutorial) waits for this manager's lease.
+     */
     public RecoveryReport recover() {
-        return recover(settings.lease());
+        return engine.recover(Duration.ZERO, settings.lease());
     }
 
     /**
@@ -270,9 +280,33 @@ public final class TransactionManager implements AutoCloseable {
         return engine.oldestOpenTransaction();
     }
 
-    /** Deletes {@code done} and {@code canceled} transactions unchanged for {@code olderThan}. */
+    /**
+     * {@link #prune(Duration, PruneOptions)} with {@link PruneOptions#defaults()}: {@code done}
+     * transactions unchanged for {@code olderThan} become stubs (canceled ones are kept); how many.
+     */
     public long prune(Duration olderThan) {
-        return engine.prune(olderThan);
+        return prune(olderThan, PruneOptions.defaults()).pruned();
+    }
+
+    /**
+     * Prunes finished transactions unchanged for {@code olderThan} (by the server's clock): each
+     * {@code done} one (and {@code canceled} one, with {@link PruneOptions#includeCanceled()}) is
+     * replaced by a stub that keeps only its id and outcome, so that its id keeps answering for it: run
+     * again, it returns that outcome and runs nothing; {@link #awaitOutcome} and {@link #inspect} read
+     * it. Stubs are not counted ({@link #counts()}) nor listed ({@link #list}). With
+     * {@link PruneOptions#forgetIds()} the transactions, and the stubs of earlier prunes as old, are
+     * deleted instead: their ids may then run again as new transactions. With
+     * {@link PruneOptions#dryRun()} nothing is written and the result counts what would be pruned.
+     *
+     * @throws IllegalArgumentException if {@code olderThan} is negative
+     * @throws InvalidTransactionException unless {@link PruneOptions#force()}, if {@code olderThan} is
+     *         shorter than {@link PruneResult#minimumAge()}: the longest
+     *         lease of the transactions' owners (and this manager's) plus the clock-skew margin, within
+     *         which a finished transaction may still meet its owner (its last state change, a late copy
+     *         of one of its writes)
+     */
+    public PruneResult prune(Duration olderThan, PruneOptions options) {
+        return engine.prune(olderThan, Objects.requireNonNull(options, "options"));
     }
 
     /** The number of transactions in each state. */

@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.testing.TestManagers;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.spi.CrashHook;
@@ -120,7 +121,7 @@ class CommitInsertLateCopyTest {
             assertThat(resolves).as("the sweep undid one entry and stopped at the second").hasValue(2);
             long marked = accounts.countDocuments(new Document("pendingTransactions", "t-1"));
             assertThat(marked).as("one entry undone, one left").isEqualTo(1L);
-            assertThat(reader.prune(Duration.ZERO)).as("the tombstone pruned").isEqualTo(1L);
+            assertThat(reader.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("the tombstone pruned").isEqualTo(1L);
             proxy.stopEvery();
             release.countDown();
             Document late = CommitInserts.awaitDocument(mongo.transactions(mongo.database()), "t-1");
@@ -169,7 +170,7 @@ class CommitInsertLateCopyTest {
             assertThat(held).as("the first copy was held").hasValue(1);
             assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
             until = transaction("t-1").getDate("until").toInstant();
-            assertThat(other.prune(Duration.ZERO)).as("pruned right after the transfer").isEqualTo(1L);
+            assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("pruned right after the transfer").isEqualTo(1L);
             if (pastDeadline) {
                 CommitInserts.awaitPast(until, SKEW.plusMillis(50));
             }

@@ -108,13 +108,21 @@ class LateCommitOutcomesTest {
         assertThat(ids(other.list(TransactionQuery.builder().state(TransactionState.CANCELED).build()))).isEmpty();
         assertThat(balance(other.readCommitted(two.a()).orElseThrow())).as("A as committed").isEqualTo(90L);
         assertThat(balance(other.readCommitted(two.b()).orElseThrow())).as("B as committed").isEqualTo(10L);
-        assertThat(other.awaitOutcome("t-1", Duration.ofSeconds(5)).orElseThrow().isCommitted()).isTrue();
         assertThat(other.cancel("t-1", "operator").kind()).isEqualTo(CancelResult.Kind.ROLLED_FORWARD);
 
         mongo.expireLeases(mongo.database());
         RecoveryReport report = other.recover(Duration.ZERO);
 
-        assertThat(report.rolledForward()).as(report.toString()).isEqualTo(1);
+        // Rolled forward by this pass, or by the manager's own thread that the reads above handed it
+        // to (they met its markers): never canceled, and done soon after.
+        assertThat(report.canceled()).as(report.toString()).isZero();
+        assertThat(other.awaitOutcome("t-1", Duration.ofSeconds(5)).orElseThrow().isCommitted()).isTrue();
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!"done".equals(mongo.transactions(mongo.database()).find(new Document("_id", "t-1")).first().getString("state"))
+                && System.nanoTime() < until) {
+            other.recover(Duration.ZERO);
+            Thread.onSpinWait();
+        }
         assertThat(mongo.transactions(mongo.database()).find(new Document("_id", "t-1")).first().getString("state"))
                 .isEqualTo("done");
         assertThat(List.of(stored("A"), stored("B"))).containsExactly(90L, 10L);

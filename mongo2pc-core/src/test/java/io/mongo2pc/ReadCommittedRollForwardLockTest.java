@@ -42,7 +42,7 @@ class ReadCommittedRollForwardLockTest {
         assertThat(other.readCommitted(two.a()).orElseThrow().getLong("balance")).as("A as committed").isEqualTo(90L);
         Document done = awaitDone("p-1");
         Document whenDone = pay.stored();
-        assertThat(other.prune(Duration.ZERO)).as("the done document pruned: " + done.toJson()).isEqualTo(1L);
+        assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("the done document pruned: " + done.toJson()).isEqualTo(1L);
 
         assertThat(other.readCommitted(pay.order()).orElseThrow().getString("state"))
                 .as("the order as committed once its transaction is done and pruned (stored when done: " + whenDone.toJson() + ")")

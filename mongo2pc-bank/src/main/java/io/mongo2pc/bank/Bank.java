@@ -7,6 +7,7 @@ import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
+import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.TransactionManagerBuilder;
@@ -20,6 +21,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -45,7 +47,30 @@ public final class Bank {
 
     /** What {@link #verify} found; {@code ok} when every check holds. */
     public record Verification(boolean ok, BigDecimal total, long accounts, long negative, long markers, long open,
-                               long invalid, BigDecimal expectedTotal) { }
+                               long invalid, BigDecimal expectedTotal, List<Leftover> leftovers) {
+        public Verification {
+            leftovers = List.copyOf(leftovers);
+        }
+    }
+
+    /**
+     * A document of the accounts collection that no committed transaction wrote: it reads as absent
+     * as of the last committed transaction, so it is no account and holds no money. It carries the
+     * lock of transaction {@code transactionId}'s operation {@code kind} ({@code insert}); {@code late}
+     * when a copy of that insert landed after its deadline (it can never count). Recovery removes it.
+     */
+    public record Leftover(Object account, Object transactionId, String kind, boolean late) {
+        /** Field of the lock an insert, update or delete holds on its document (docs/TWO-ROUND.md, docs/PROTOCOL.md). */
+        private static final String LOCK = "_m2pc";
+
+        static Leftover of(Document stored) {
+            Document lock = stored.get(LOCK) instanceof Document d ? d : new Document();
+            boolean late = lock.get("at") instanceof java.util.Date at && lock.get("until") instanceof java.util.Date until
+                    && !at.before(until);
+            return new Leftover(stored.get("_id"), lock.get("tx"), lock.get("kind") instanceof String kind ? kind : null,
+                    "insert".equals(lock.get("kind")) && late);
+        }
+    }
 
     private final TransactionManager manager;
     private final MongoCollection<Document> accounts;
@@ -210,27 +235,45 @@ public final class Bank {
     }
 
     /**
-     * Checks the books: total (against {@code expectedTotal} if not null), every balance a number
-     * and none negative, no marker, nothing open.
+     * Checks the books as of the last committed transaction ({@link TransactionManager#readCommitted(List)}:
+     * every account in one consistent cut): the total (against {@code expectedTotal} if not null),
+     * every balance a number and none negative; and that nothing is left to finish: no marker, no
+     * open transaction, no leftover. A document that no committed transaction wrote (a
+     * {@link Leftover}, e.g. what a late copy of a canceled insert created) is never counted as an
+     * account or as money; it is named, and recovery removes it.
      */
     public Verification verify(Number expectedTotal) {
+        List<Document> stored = accounts.find().projection(Projections.exclude("__none")).sort(new Document("_id", 1))
+                .into(new ArrayList<>());
+        List<DocumentRef> refs = new ArrayList<>(stored.size());
+        for (Document d : stored) {
+            refs.add(new DocumentRef(DocumentRef.DEFAULT_TARGET, manager.settings().database(), ACCOUNTS, d.get("_id")));
+        }
+        List<Optional<Document>> committed = committed(refs, stored);
         BigDecimal total = BigDecimal.ZERO;
         long count = 0;
         long negative = 0;
         long markers = 0;
         long invalid = 0;
-        for (Account account : list()) {
+        List<Leftover> leftovers = new ArrayList<>();
+        for (int i = 0; i < stored.size(); i++) {
+            Document plain = stored.get(i);
+            markers += plain.get("pendingTransactions") instanceof List<?> pending ? pending.size() : 0;
+            if (committed.get(i).isEmpty()) {
+                leftovers.add(Leftover.of(plain));
+                continue;
+            }
             count++;
-            if (account.balance() == null) {
+            Number balance = finite(committed.get(i).get().get("balance"));
+            if (balance == null) {
                 invalid++;
             } else {
-                BigDecimal balance = Amounts.toBigDecimal(account.balance());
-                total = total.add(balance);
-                if (balance.signum() < 0) {
+                BigDecimal value = Amounts.toBigDecimal(balance);
+                total = total.add(value);
+                if (value.signum() < 0) {
                     negative++;
                 }
             }
-            markers += account.pending().size();
         }
         long open = 0;
         for (Map.Entry<TransactionState, Long> e : manager.counts().entrySet()) {
@@ -240,8 +283,30 @@ public final class Bank {
         }
         BigDecimal expected = expectedTotal == null ? null : Amounts.toBigDecimal(expectedTotal);
         boolean ok = (expected == null || expected.compareTo(total) == 0) && negative == 0 && markers == 0 && open == 0
-                && invalid == 0;
-        return new Verification(ok, total, count, negative, markers, open, invalid, expected);
+                && invalid == 0 && leftovers.isEmpty();
+        return new Verification(ok, total, count, negative, markers, open, invalid, expected, leftovers);
+    }
+
+    /**
+     * The accounts of {@code refs} as of the last committed transaction, in one cut; if there is
+     * none (a marker names a transaction this manager cannot find, or writers keep the documents
+     * changing), one by one, an account whose committed value cannot be known counting as stored
+     * ({@code stored}): its markers fail the check anyway.
+     */
+    private List<Optional<Document>> committed(List<DocumentRef> refs, List<Document> stored) {
+        try {
+            return manager.readCommitted(refs);
+        } catch (TransactionException cut) {
+            List<Optional<Document>> views = new ArrayList<>(refs.size());
+            for (int i = 0; i < refs.size(); i++) {
+                try {
+                    views.add(manager.readCommitted(refs.get(i)));
+                } catch (TransactionException unknown) {
+                    views.add(Optional.of(stored.get(i)));
+                }
+            }
+            return views;
+        }
     }
 
     /** The total of the balances of {@code accounts} that are numbers (exact). */
@@ -253,6 +318,21 @@ public final class Bank {
             }
         }
         return total;
+    }
+
+    /** A marker on an account: transaction {@code transactionId} is in flight there (or was, and is not released yet). */
+    public record Marker(Object account, Object transactionId) { }
+
+    /** Every marker on the accounts ({@link #markers} counts them), by account id, each in its list's order. */
+    public List<Marker> listMarkers() {
+        List<Marker> list = new ArrayList<>();
+        for (Document d : accounts.find(new Document("pendingTransactions.0", new Document("$exists", true)))
+                .projection(Projections.include("pendingTransactions")).sort(new Document("_id", 1))) {
+            for (Object tx : d.getList("pendingTransactions", Object.class, List.of())) {
+                list.add(new Marker(d.get("_id"), tx));
+            }
+        }
+        return list;
     }
 
     /** The number of markers on all accounts. */

@@ -30,7 +30,7 @@ final class AccountsCommand implements Runnable {
     }
 
     @Command(name = "create", mixinStandardHelpOptions = true,
-        footer = "--json prints {\"id\",\"balance\"}",
+        footer = "--json prints {\"id\",\"balance\",\"server\",\"data\"}",
             description = {"Creates account ID with BALANCE: an integer of minor units (1000), or a decimal such as 12.50.",
                     "The balance's decimal places are the account's scale: amounts with more are refused.",
                     "Exit 0 created; 2 bad input or ID exists."})
@@ -47,14 +47,14 @@ final class AccountsCommand implements Runnable {
         @Override
         protected int run() {
             Number amount = Amounts.parse(balance);
-            try (Session session = open()) {
+            try (Session session = openCreatingData(java.util.Map.of())) {
                 session.bank().createAccount(id, amount);
             }
             if (json()) {
                 ObjectNode node = Json.object();
                 node.put("id", id);
                 node.set("balance", Json.value(amount));
-                printJson(node);
+                printJson(where(node));
             } else {
                 say("created account " + id + " with balance " + Values.plain(amount));
             }
@@ -63,7 +63,7 @@ final class AccountsCommand implements Runnable {
     }
 
     @Command(name = "list", mixinStandardHelpOptions = true,
-        footer = "--json prints {\"accounts\":[{\"id\",\"balance\",\"pending\"}],\"total\"}",
+        footer = "--json prints {\"accounts\":[{\"id\",\"balance\",\"pending\"}],\"total\",\"server\",\"data\"}",
             description = "Lists accounts with their balance and number of pending transactions (markers).")
     static final class ListAccounts extends BaseCommand {
         @Mixin
@@ -86,7 +86,7 @@ final class AccountsCommand implements Runnable {
                     item.put("pending", a.pending().size());
                 }
                 node.set("total", Json.value(total));
-                printJson(node);
+                printJson(where(node));
             } else {
                 out().printf("%-24s %20s %8s%n", "ACCOUNT", "BALANCE", "PENDING");
                 for (Bank.Account a : accounts) {

@@ -11,6 +11,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -21,6 +22,9 @@ import java.util.concurrent.Callable;
 public abstract class BaseCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
+
+    /** Where the last session this command opened connected, or null. */
+    private Connection.Where where;
 
     /** True when the command was asked for one JSON object on stdout (its {@link JsonOption}). */
     protected boolean json() {
@@ -106,7 +110,43 @@ public abstract class BaseCommand implements Callable<Integer> {
         return (Main) cl.getCommand();
     }
 
+    /** A session for a command that only reads or acts on existing data (it never creates a data folder). */
     protected Session open() {
-        return Session.open(globals());
+        return open(Map.of());
+    }
+
+    /** {@link #open()} whose manager also reaches {@code targets} (name to URI). */
+    protected Session open(Map<String, String> targets) {
+        return connected(Session.open(globals(), targets, globals().database(), false, false));
+    }
+
+    /** A session for a command that writes new data: without --uri, it may start the data folder here. */
+    protected Session openCreatingData(Map<String, String> targets) {
+        return connected(Session.open(globals(), targets, globals().database(), false, true));
+    }
+
+    /**
+     * A session on {@code database} for a long-running command that may start the data folder here
+     * and serves an embedded server it starts to the other commands in this folder.
+     */
+    Session openServing(String database) {
+        return connected(Session.open(globals(), Map.of(), database, true, true));
+    }
+
+    /** Says on stderr which server and data folder the command uses (its first line), and keeps it for --json. */
+    private Session connected(Session session) {
+        where = session.connection().where();
+        err().println("mongo2pc " + commandName() + ": " + where.said() + ", database " + session.database());
+        err().flush();
+        return session;
+    }
+
+    /** {@code node} with the keys {@code "server"} and {@code "data"} of the last session opened (see {@link Connection.Where}). */
+    protected ObjectNode where(ObjectNode node) {
+        if (where != null) {
+            node.put("server", where.server());
+            node.put("data", where.data());
+        }
+        return node;
     }
 }

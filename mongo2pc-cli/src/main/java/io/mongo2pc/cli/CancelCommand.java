@@ -10,9 +10,9 @@ import picocli.CommandLine.Parameters;
 
 /** {@code cancel TXID}: cancels a transaction that has not reached its commit point. */
 @Command(name = "cancel", mixinStandardHelpOptions = true,
-        footer = "--json prints {\"id\",\"state\",\"reason\",\"code\",\"alreadyCanceled\"}",
+        footer = "--json prints {\"id\",\"state\",\"reason\",\"code\",\"alreadyCanceled\",\"server\",\"data\"}",
         description = {"Cancels transaction TXID: a queued one at once, a pending one once its owner's lease has expired.",
-                "Exit 0 canceled; 2 unknown id; 3 cannot cancel (past its commit point, or owned by a live owner)."})
+                "Exit 0 canceled; 4 not found; 3 cannot cancel (past its commit point, or owned by a live owner)."})
 final class CancelCommand extends BaseCommand {
     @Parameters(index = "0", paramLabel = "TXID", description = "a 24-hex ObjectId, a string, or an integer")
     String id;
@@ -28,20 +28,18 @@ final class CancelCommand extends BaseCommand {
     protected int run() {
         CancelResult result;
         try (Session session = open()) {
-            Document doc = InspectCommand.find(session.manager(), id).orElseThrow(() -> CliException.badInput(
-                    "no transaction with id " + id + " in " + session.database() + "."
-                            + session.manager().settings().transactionsCollection()));
+            Document doc = InspectCommand.find(session.manager(), id).orElseThrow(() -> InspectCommand.notFound(session, id));
             result = session.manager().cancel(doc.get("_id"), reason);
         }
         switch (result.kind()) {
-            case NOT_FOUND -> throw CliException.badInput(result.reason());
+            case NOT_FOUND -> throw new CliException(ExitCodes.NOT_FOUND, result.reason());
             case OWNER_ALIVE, ROLLED_FORWARD -> throw new CliException(ExitCodes.CANCELED, "cannot cancel: " + result.reason());
             default -> { }
         }
         Object printable = TransactionIds.printable(result.id());
         boolean before = result.kind() == CancelResult.Kind.ALREADY_CANCELED;
         if (json()) {
-            printJson(json(result));
+            printJson(where(json(result)));
         } else {
             say("transaction " + printable + (before ? " was already canceled: " : " canceled: ") + result.reason());
         }

@@ -36,36 +36,56 @@ public final class Connection implements AutoCloseable {
     private final EmbeddedServer server;
     private final String uri;
     private final String description;
+    private final Where where;
     /** The server.uri this connection wrote for other commands, deleted on close; or null. */
     private Path served;
 
-    private Connection(MongoClient client, EmbeddedServer server, String uri, String description) {
+    /**
+     * Which server a command used and, for the embedded server, which data folder (null with
+     * {@code --uri}: the server keeps its own): its first line and its {@code --json} keys say so.
+     *
+     * @param server the URI (password hidden), or {@code embedded} for a server this command started
+     * @param data   the data folder's absolute path, or null
+     * @param said   the same for people
+     */
+    record Where(String server, String data, String said) { }
+
+    private Connection(MongoClient client, EmbeddedServer server, String uri, String description, Where where) {
         this.client = client;
         this.server = server;
         this.uri = uri;
         this.description = description;
-    }
-
-    static Connection open(String uri) {
-        return open(uri, false);
+        this.where = where;
     }
 
     /**
-     * {@link #open(String)}; with {@code serveOthers}, an embedded server this command starts is
+     * The server of {@code uri}, or else the embedded one on {@code ./mongo2pc-data}; with {@code serveOthers}, an embedded server this command starts is
      * also served to the other commands on the same folder (its URI in {@code server.uri}, as
      * {@code serve} does) for as long as the connection is open: a long-running command such as
-     * {@code worker} must not lock the folder against {@code submit} or {@code status}.
+     * {@code worker} must not lock the folder against {@code submit} or {@code status}. Without
+     * {@code createData} (a command that only reads or acts on existing data), no data folder here
+     * is bad input: it says where it looked and how to point at one, and creates nothing.
      */
-    static Connection open(String uri, boolean serveOthers) {
+    static Connection open(String uri, boolean serveOthers, boolean createData) {
         if (uri != null) {
-            return new Connection(connect(uri, SERVER_SELECTION_SECONDS), null, uri, uri);
+            String shown = redact(uri);
+            return new Connection(connect(uri, SERVER_SELECTION_SECONDS), null, uri, uri,
+                    new Where(shown, null, "server " + shown + " (--uri)"));
         }
         Path dataDir = DEFAULT_DATA_DIR;
+        String folder = dataDir.toAbsolutePath().normalize().toString();
+        if (!createData && !Files.isDirectory(dataDir)) {
+            throw CliException.badInput("no data here: without --uri, commands use the embedded server's data in "
+                    + "./" + dataDir + ", and there is no " + folder + ". Run the command in the folder that holds "
+                    + dataDir + ", or pass --uri mongodb://HOST:PORT of a running server (`mongo2pc serve --data DIR` "
+                    + "runs one on a folder elsewhere); `mongo2pc accounts create` or `mongo2pc serve` here starts new data");
+        }
         String running = runningServerUri(dataDir);
         if (running != null) {
             try {
                 return new Connection(connect(running, 2), null, running,
-                        running + " (the server running on ./" + dataDir + ")");
+                        running + " (the server running on ./" + dataDir + ")",
+                        new Where(running, folder, "server " + running + ", the one serving " + folder));
             } catch (CliException stale) {
                 // A server.uri left by a server that was killed: open the files ourselves below.
             }
@@ -86,7 +106,8 @@ public final class Connection implements AutoCloseable {
         try {
             Connection connection = new Connection(connect(server.uri(), SERVER_SELECTION_SECONDS), server, server.uri(),
                     "embedded server on ./" + dataDir + (serveOthers ? ", served at " + server.uri()
-                            + " to other commands in this folder" : ""));
+                            + " to other commands in this folder" : ""),
+                    new Where("embedded", folder, "embedded server on " + folder + " (started for this command)"));
             if (serveOthers) {
                 connection.served = dataDir.resolve(URI_FILE);
                 writeUriFile(connection.served, server.uri());
@@ -194,6 +215,15 @@ public final class Connection implements AutoCloseable {
         return cs.getPassword() == null ? text : text.replace(new String(cs.getPassword()), "****");
     }
 
+    /** {@code uri} with its password hidden (as typed if it is no connection string: connecting then says why). */
+    static String redact(String uri) {
+        try {
+            return redact(new ConnectionString(uri));
+        } catch (IllegalArgumentException e) {
+            return uri;
+        }
+    }
+
     /** The first line of a message, without the driver's long description of the cluster. */
     static String firstLine(String message) {
         if (message == null) {
@@ -229,6 +259,11 @@ public final class Connection implements AutoCloseable {
     /** Where the data is, for humans. */
     String description() {
         return description;
+    }
+
+    /** Which server and data folder this connection uses. */
+    Where where() {
+        return where;
     }
 
     public boolean embedded() {

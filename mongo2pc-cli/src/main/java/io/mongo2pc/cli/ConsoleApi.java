@@ -3,6 +3,7 @@ package io.mongo2pc.cli;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.CancelResult;
+import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionPage;
@@ -236,15 +237,15 @@ final class ConsoleApi {
     }
 
     /**
-     * One recovery pass (default: transactions unchanged for the lease), as {@code recover --json}; each
-     * transaction stale before it and finished by it (done, applied or canceled now) records that
-     * {@code by} recovered it.
+     * One recovery pass (default: each transaction once its owner's lease has run out), as
+     * {@code recover --json}; each transaction stale before it and finished by it (done, applied or
+     * canceled now) records that {@code by} recovered it.
      */
     ObjectNode recover(String olderThan, String by) {
-        Duration age = olderThan == null || olderThan.isBlank() ? lease() : duration("olderThan", olderThan);
+        Duration age = olderThan == null || olderThan.isBlank() ? null : duration("olderThan", olderThan);
         TransactionPage open = manager().list(TransactionQuery.builder().state(TransactionState.PENDING)
                 .state(TransactionState.APPLIED).state(TransactionState.CANCELING).limit(TransactionQuery.MAX_LIMIT).build());
-        ObjectNode report = RecoverCommand.Pass.run(manager(), age).json();
+        ObjectNode report = RecoverCommand.Pass.run(session, age).json();
         for (TransactionView tx : open.transactions()) {
             if (tx.isStale(open.asOf(), lease()) && manager().inspect(tx.id())
                     .filter(now -> now.isTerminal() || now.state() != tx.state()).isPresent()) {
@@ -255,12 +256,21 @@ final class ConsoleApi {
         return report;
     }
 
-    /** Deletes finished transactions unchanged for {@code olderThan} (required): {@code {"deleted"}}; logs who did it. */
+    /**
+     * Prunes finished transactions unchanged for {@code olderThan} (required) as {@code prune} does by
+     * default (canceled ones kept, ids kept, an age below the longest lease plus the skew margin
+     * refused): {@code {"deleted"}}; logs who did it.
+     */
     ObjectNode prune(String olderThan, String by) {
         if (olderThan == null || olderThan.isBlank()) {
             throw ConsoleError.badRequest("olderThan is required, e.g. /api/prune?olderThan=7d");
         }
-        long deleted = manager().prune(duration("olderThan", olderThan));
+        long deleted;
+        try {
+            deleted = manager().prune(duration("olderThan", olderThan));
+        } catch (InvalidTransactionException e) {
+            throw ConsoleError.badRequest(e.getMessage());
+        }
         log.info("prune of finished transactions older than {} by {}: {} deleted", olderThan, by, deleted);
         return Json.object().put("deleted", deleted);
     }

@@ -62,7 +62,7 @@ final class ConsoleCommand extends BaseCommand {
                     + "(a secret of at least " + MIN_TOKEN_LENGTH + " characters) so that every request must carry it");
         }
         ConsolePage page = new ConsolePage();
-        try (Session session = Session.open(globals(), targets);
+        try (Session session = open(targets);
              ConsoleSampler sampler = new ConsoleSampler(session, refresh, globals().lease())) {
             sampler.start();
             ConsoleServer server = new ConsoleServer(new ConsoleApi(session, sampler), page, bind, port, tokens, loopback);

@@ -2,13 +2,12 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.mongodb.client.model.Projections;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionPage;
 import io.mongo2pc.TransactionQuery;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
-import org.bson.Document;
+import io.mongo2pc.bank.Bank;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -80,11 +79,8 @@ final class ConsoleWarnings {
     /** Markers on accounts naming no open transaction for {@value #ORPHAN_SECONDS} s or more. */
     private Optional<Warning> orphanMarkers(Instant now, Set<Object> openIds) {
         Map<Object, Object> accountOf = new LinkedHashMap<>();
-        for (Document account : session.bank().accounts().find(new Document("pendingTransactions.0", new Document("$exists", true)))
-                .projection(Projections.include("pendingTransactions")).limit(TransactionQuery.MAX_LIMIT)) {
-            for (Object marker : account.getList("pendingTransactions", Object.class, List.of())) {
-                accountOf.putIfAbsent(marker, account.get("_id"));
-            }
+        for (Bank.Marker marker : session.bank().listMarkers()) {
+            accountOf.putIfAbsent(marker.transactionId(), marker.account());
         }
         orphanSince.keySet().retainAll(accountOf.keySet());
         int lookups = 0;
@@ -113,8 +109,9 @@ final class ConsoleWarnings {
         List<String> examples = orphans.values().stream().limit(3).toList();
         return Optional.of(new Warning("markers", orphans.size(), orphans.size() + " marker" + (orphans.size() == 1 ? "" : "s")
                 + " on accounts name" + (orphans.size() == 1 ? "s" : "") + " no open transaction: " + String.join("; ", examples)
-                + (orphans.size() > 3 ? "; ..." : "") + ". `mongo2pc recover` resolves the markers of a transaction whose owner "
-                + "stopped before writing it; any other one needs a look (`mongo2pc inspect ID`).",
+                + (orphans.size() > 3 ? "; ..." : "") + ". Recover now (below) or `mongo2pc recover` removes the markers of an "
+                + "ended transaction, and undoes a prepare whose transaction never got its document once its deadline "
+                + "has passed; `mongo2pc status --markers` lists every marker.",
                 orphans.keySet().stream().limit(SHOWN).map(TransactionIds::printable).toList()));
     }
 

@@ -61,7 +61,7 @@ final class DemoCommand extends BaseCommand {
             throw CliException.badInput("--workers must be between 1 and 16, got " + workers);
         }
         long started = System.nanoTime();
-        try (Session session = Session.open(globals(), Map.of(), demoDatabase(), true)) {
+        try (Session session = openServing(demoDatabase())) {
             // The demo's own database, emptied first: the user's data is never touched, and every
             // run starts from the same books however often it is run.
             session.connection().client().getDatabase(session.database()).drop();
@@ -74,7 +74,10 @@ final class DemoCommand extends BaseCommand {
             heading("mongo2pc demo #" + run + ": multi-document transactions from single-document writes");
             say("Data: " + session.connection().description() + ", database '" + session.database()
                     + "' (collections 'accounts' and 'transactions', in the tutorial's own schema).");
-            say("Every state change is a compare-and-set; the commit point is the single write pending -> applied.");
+            say("By default a transaction sends all its prepares at once (a debit is held under its guard, a credit only");
+            say("marked), then commits: the commit point is the insert of the transaction document already applied, which");
+            say("counts only if the server stamps it before the owner's deadline; credits take effect after it, at the release.");
+            say("Under the tutorial's rules (section 4) the commit point is the compare-and-set pending -> applied.");
 
             // 1. Accounts -------------------------------------------------------------------------
             heading("1. Open " + PEOPLE.size() + " accounts with " + OPENING_BALANCE + " each");
@@ -93,6 +96,8 @@ final class DemoCommand extends BaseCommand {
             TransactionManager teller = session.newManager(app + "-demo" + run + "-teller", globals().lease(), CrashHook.NONE, false);
             Bank tellerBank = new Bank(teller);
             TransactionOutcome first = tellerBank.transfer(ids.get(0), ids.get(1), 100L);
+            say("(the default rules: the debit held and the credit marked in one round trip, then the commit insert;");
+            say("the credit applied and the markers removed at the release, then done)");
             say("transaction " + printable(first.id()) + " is " + first.state().stored() + "; its document:");
             say("  " + brief(teller.inspect(first.id()).orElseThrow().document()));
             say("accounts after it (no marker left: pendingTransactions is empty again):");
@@ -164,7 +169,7 @@ final class DemoCommand extends BaseCommand {
                     new Crash(CrashPoint.after(Step.BEGIN_CANCEL, -1),
                             "the guard refuses the debit (insufficient funds); the process dies right after deciding to cancel",
                             ids.get(3), ids.get(0), 1_000_000));
-            say("(this process follows the tutorial's rules, twoRoundCommit(false): debit, credit, commit point, release)");
+            say("(this process follows the tutorial's rules, twoRoundCommit(false): debit, credit, the commit point pending -> applied, release)");
             AtomicReference<CrashPoint> armed = new AtomicReference<>();
             CrashHook hook = (point, txId) -> {
                 CrashPoint target = armed.get();

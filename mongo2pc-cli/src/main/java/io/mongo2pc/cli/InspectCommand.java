@@ -14,7 +14,7 @@ import java.util.Optional;
 @Command(name = "inspect", mixinStandardHelpOptions = true,
         footer = {"--json prints the stored transaction document in extended JSON (ids and dates typed);",
                 "a commit written after its deadline shows as canceled, with \"lateCommit\": true and \"storedState\""},
-        description = {"Prints the stored transaction document TXID.", "Exit 0 found; 2 unknown id."})
+        description = {"Prints the stored transaction document TXID.", "Exit 0 found; 4 not found."})
 final class InspectCommand extends BaseCommand {
     @Parameters(index = "0", paramLabel = "TXID", description = "a 24-hex ObjectId, a string, or an integer")
     String id;
@@ -26,9 +26,7 @@ final class InspectCommand extends BaseCommand {
     protected int run() {
         Document doc;
         try (Session session = open()) {
-            doc = view(session.manager(), id).map(InspectCommand::shown).orElseThrow(() -> CliException.badInput(
-                    "no transaction with id " + id + " in " + session.database() + "."
-                            + session.manager().settings().transactionsCollection()));
+            doc = view(session.manager(), id).map(InspectCommand::shown).orElseThrow(() -> notFound(session, id));
         }
         if (json()) {
             printJson(Json.extendedNode(doc)); // ids and dates typed, as the human output shows them
@@ -51,6 +49,12 @@ final class InspectCommand extends BaseCommand {
                     .append("code", view.reasonCode().name()).append("lateCommit", true);
         }
         return doc;
+    }
+
+    /** "No transaction with id ... in db.transactions": exit 4, as {@code read}'s not found. */
+    static CliException notFound(Session session, String id) {
+        return new CliException(ExitCodes.NOT_FOUND, "no transaction with id " + id + " in " + session.database() + "."
+                + session.manager().settings().transactionsCollection());
     }
 
     /** The stored document of the transaction typed as {@code text} on the command line. */

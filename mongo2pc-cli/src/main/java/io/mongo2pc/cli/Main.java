@@ -25,17 +25,20 @@ import java.util.Map;
  * <pre>
  * mongo2pc [--uri URI] [--db NAME] [--app NAME] [--lease DURATION] COMMAND ...
  * </pre>
- * Exit codes: 0 ok; 1 not ok or an unexpected error; 2 bad input; 3 canceled / cannot cancel; 4 not found.
+ * Exit codes: 0 ok; 1 not ok or an unexpected error; 2 bad input; 3 canceled / cannot cancel; 4 not found
+ * ({@code inspect}, {@code read}, {@code cancel}).
  */
 @Command(name = "mongo2pc", mixinStandardHelpOptions = true, version = "mongo2pc 0.1.0",
         description = "Multi-document transactions on MongoDB with the two-phase-commit protocol of MongoDB's "
                 + "tutorial \"Perform Two Phase Commits\".",
         footer = {"",
                 "Without --uri, commands use the embedded server with its data in",
-                "./mongo2pc-data (or the `serve`, `worker` or `demo` running there).",
+                "./mongo2pc-data (or the `serve`, `worker` or `demo` running there); only",
+                "serve, accounts create, tx, worker, demo and bench start new data there.",
+                "Every command says first (on stderr) which server and data folder it uses.",
                 "The options above may also follow the command.",
                 "Exit codes: 0 ok; 1 not ok or unexpected error; 2 bad input;",
-                "3 canceled or cannot cancel; 4 not found (read).",
+                "3 canceled or cannot cancel; 4 not found (inspect, read, cancel).",
                 "`mongo2pc help COMMAND` shows a command's options and exit codes."},
         subcommands = {
                 ServeCommand.class,

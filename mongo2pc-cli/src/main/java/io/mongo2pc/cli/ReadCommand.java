@@ -55,7 +55,7 @@ final class ReadCommand extends BaseCommand {
         if (problem != null) {
             throw CliException.badInput("invalid database or collection name " + database + "." + collection + ": " + problem);
         }
-        try (Session session = Session.open(globals(), targets)) {
+        try (Session session = open(targets)) {
             for (Object candidate : candidates(id)) {
                 DocumentRef ref = new DocumentRef(name, database, collection, candidate);
                 Optional<Document> doc = committed ? session.manager().readCommitted(ref) : session.manager().read(ref);

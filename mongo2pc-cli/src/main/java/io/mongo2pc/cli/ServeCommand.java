@@ -91,7 +91,7 @@ final class ServeCommand extends BaseCommand {
             }
             Signals.onStop(stop::countDown);
             out().println("mongo2pc server listening on " + server.uri() + " ("
-                    + (dir == null ? "in memory" : "data in " + dir)
+                    + (dir == null ? "in memory" : "data in " + dir.toAbsolutePath().normalize())
                     + (latency.isZero() ? "" : ", every reply " + latencyText(latency) + " after its request")
                     + "); stop it with Ctrl-C or SIGTERM");
             out().flush();

@@ -32,22 +32,23 @@ public final class Session implements AutoCloseable {
         this.bank = new Bank(manager);
     }
 
+    /** A session on {@code --db} for a command that only reads or acts on existing data. */
     static Session open(Main globals) {
         return open(globals, Map.of());
     }
 
     /** A session whose manager also reaches {@code targets} (name to URI), besides the default one. */
     static Session open(Main globals, Map<String, String> targets) {
-        return open(globals, targets, globals.database());
+        return open(globals, targets, globals.database(), false, false);
     }
 
-    /** A session on {@code database} instead of {@code --db}'s (the demo's own database). */
-    static Session open(Main globals, Map<String, String> targets, String database) {
-        return open(globals, targets, database, false);
-    }
-
-    /** With {@code serveOthers}, an embedded server started here is served to other commands too ({@link Connection}). */
-    static Session open(Main globals, Map<String, String> commandTargets, String database, boolean serveOthers) {
+    /**
+     * A session on {@code database}; with {@code serveOthers}, an embedded server started here is
+     * served to other commands too; without {@code createData}, no data folder here is bad input
+     * ({@link Connection#open}).
+     */
+    static Session open(Main globals, Map<String, String> commandTargets, String database, boolean serveOthers,
+                        boolean createData) {
         Map<String, String> targets = new java.util.LinkedHashMap<>(globals.targets()); // --target before the command
         targets.putAll(commandTargets);
         // Check the settings before connecting, so bad input fails fast with exit 2.
@@ -58,7 +59,7 @@ public final class Session implements AutoCloseable {
                         + "'default' (the server of --uri) and without '/'");
             }
         }
-        Connection connection = Connection.open(globals.uri(), serveOthers);
+        Connection connection = Connection.open(globals.uri(), serveOthers, createData);
         List<MongoClient> extra = new ArrayList<>();
         try {
             TransactionManagerBuilder builder = newBuilder(connection, database, globals.application(), globals.lease());

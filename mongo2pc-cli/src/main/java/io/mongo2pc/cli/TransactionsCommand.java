@@ -34,7 +34,7 @@ final class TransactionsCommand implements Runnable {
                     "Open ones whose owner's lease has run out are marked stale. --app filters by application.",
                     "Exit 0; 2 bad filter."},
             footer = {"--json prints {\"transactions\":[{\"id\",\"state\",\"age\",\"owner\",\"application\",\"epoch\",",
-                    "\"reason\",\"code\",\"source\",\"destination\",\"value\",\"stale\"}],\"more\",\"next\",\"total\"}",
+                    "\"reason\",\"code\",\"source\",\"destination\",\"value\",\"stale\"}],\"more\",\"next\",\"total\",\"server\",\"data\"}",
                     "(total: how many match; a row canceled by a refused operation adds \"failedOperation\")"})
     static final class ListTransactions extends BaseCommand {
         @Option(names = "--state", paramLabel = "STATE",
@@ -86,7 +86,7 @@ final class TransactionsCommand implements Runnable {
                 total = session.manager().count(query);
             }
             if (json()) {
-                printJson(TransactionRows.json(page, lease, total));
+                printJson(where(TransactionRows.json(page, lease, total)));
             } else if (page.transactions().isEmpty()) {
                 say("no transactions" + (query.after() == null ? "" : " after this cursor"));
             } else {

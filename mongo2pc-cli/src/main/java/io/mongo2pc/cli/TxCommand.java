@@ -27,8 +27,9 @@ import java.util.Map;
 
 /** {@code tx FILE|-}: one generic transaction described in JSON, run to its end. */
 @Command(name = "tx", mixinStandardHelpOptions = true,
-        footer = {"--json prints {\"id\",\"state\",\"reason\",\"code\"}, and \"failedOperation\": {\"index\",\"target\",\"db\",",
-                "\"coll\",\"id\"} (index from 0) when a refused operation canceled it",
+        footer = {"--json prints {\"id\",\"state\",\"reason\",\"code\",\"alreadyRan\",\"server\",\"data\"} (alreadyRan: an earlier",
+                "command with this --id ran it; this one only reports its outcome), and \"failedOperation\":",
+                "{\"index\",\"target\",\"db\",\"coll\",\"id\"} (index from 0) when a refused operation canceled it",
                 "",
                 "A transaction is {\"ops\": [OP, ...]}: its operations, all in effect or none. Every OP has",
                 "  \"op\"      insert, update, delete or inc",
@@ -53,6 +54,7 @@ import java.util.Map;
                 "    {\"op\": \"inc\", \"db\": \"shop\", \"coll\": \"stock\", \"id\": \"w\", \"inc\": {\"qty\": 1.5}, \"allowTypeChange\": true}",
                 "Strict JSON in UTF-8; MongoDB's extended JSON types are fine ({\"$numberDecimal\": \"1.5\"})."},
         description = {"Runs one generic transaction described in JSON, from FILE or - for standard input, to its end.",
+                "With --id, the same command again is the same transaction: it says it already ran, with the same exit code.",
                 "Exit 0 done; 3 canceled (a guard, a missing document, an existing _id, a conflict); 2 bad input."})
 final class TxCommand extends BaseCommand {
     @Parameters(index = "0", paramLabel = "FILE|-", description = "the transaction's JSON file, or - to read standard input")
@@ -60,6 +62,9 @@ final class TxCommand extends BaseCommand {
 
     @Option(names = "--target", paramLabel = "NAME=URI", description = "another MongoDB reached by operations with \"target\": NAME (repeatable)")
     Map<String, String> targets = new LinkedHashMap<>();
+
+    @Mixin
+    IdOption idOption;
 
     @Mixin
     JsonOption json;
@@ -88,16 +93,21 @@ final class TxCommand extends BaseCommand {
             throw CliException.badInput("not valid JSON in " + source + ": " + JsonErrors.of(e));
         }
         List<Operation> operations = TransactionJson.parse(text);
+        Object given = idOption.id();
         TransactionOutcome outcome;
-        try (Session session = Session.open(globals(), targets)) {
-            outcome = session.manager().run(operations);
+        boolean alreadyRan;
+        try (Session session = openCreatingData(targets)) {
+            alreadyRan = given != null && session.manager().inspect(given).isPresent();
+            outcome = given == null ? session.manager().run(operations) : session.manager().run(given, operations);
         }
         Object id = TransactionIds.printable(outcome.id());
         if (json()) {
             ObjectNode node = Json.outcome(id, outcome);
-            printJson(node);
+            node.put("alreadyRan", alreadyRan);
+            printJson(where(node));
         } else {
-            say("transaction " + id + " " + outcome.state().stored() + (outcome.failedOperation() == null ? ""
+            say((alreadyRan ? "already ran: " : "") + "transaction " + id + " " + outcome.state().stored()
+                    + (outcome.failedOperation() == null ? ""
                     : " by operation " + outcome.failedOperation().index() + " on " + outcome.failedOperation().document())
                     + (outcome.reason() == null ? "" : ": " + outcome.reason()));
         }

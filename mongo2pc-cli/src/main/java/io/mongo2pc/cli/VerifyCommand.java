@@ -1,5 +1,6 @@
 package io.mongo2pc.cli;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.bank.Bank;
 import org.bson.types.Decimal128;
@@ -11,9 +12,13 @@ import java.math.BigDecimal;
 
 /** {@code verify}: checks the books (total, no negative balance, no marker, nothing open). */
 @Command(name = "verify", mixinStandardHelpOptions = true,
-        footer = "--json prints {\"ok\",\"total\",\"accounts\",\"negative\",\"markers\",\"open\"}",
-        description = {"Checks the books: the total of balances (with --expect-total), no negative balance, no marker left on an account, no open transaction.",
-                "Exit 0 ok; 1 not ok."})
+        footer = {"--json prints {\"ok\",\"total\",\"accounts\",\"negative\",\"markers\",\"open\",\"leftovers\",\"server\",\"data\"};",
+                "\"leftovers\" lists documents of accounts that no committed transaction wrote:",
+                "[{\"account\",\"transaction\",\"kind\",\"late\"}]"},
+        description = {"Checks the books as of the last committed transaction: the total of balances (with --expect-total),",
+                "no negative balance, no marker left on an account, no open transaction, and no leftover (a document",
+                "no committed transaction wrote, e.g. a late copy of a canceled insert: never counted as money;",
+                "`mongo2pc recover` removes it). Exit 0 ok; 1 not ok."})
 final class VerifyCommand extends BaseCommand {
     @Option(names = "--expect-total", paramLabel = "N", description = "the total the balances must add up to")
     String expectTotal;
@@ -36,9 +41,18 @@ final class VerifyCommand extends BaseCommand {
             node.put("negative", v.negative());
             node.put("markers", v.markers());
             node.put("open", v.open());
-            printJson(node);
+            ArrayNode leftovers = node.putArray("leftovers");
+            for (Bank.Leftover leftover : v.leftovers()) {
+                ObjectNode item = leftovers.addObject();
+                item.set("account", Json.value(leftover.account()));
+                item.set("transaction", Json.value(TransactionIds.printable(leftover.transactionId())));
+                item.put("kind", leftover.kind());
+                item.put("late", leftover.late());
+            }
+            printJson(where(node));
         } else {
             say(report(v));
+            v.leftovers().forEach(leftover -> say("  " + describe(leftover)));
         }
         if (!v.ok()) {
             err().println("mongo2pc verify: NOT OK: " + problems(v));
@@ -64,7 +78,17 @@ final class VerifyCommand extends BaseCommand {
         return (v.ok() ? "OK" : "NOT OK") + ": total " + v.total().toPlainString()
                 + (v.expectedTotal() == null ? "" : " (expected " + v.expectedTotal().toPlainString() + ")")
                 + ", accounts " + v.accounts() + ", negative " + v.negative() + ", markers " + v.markers()
-                + ", open transactions " + v.open();
+                + ", open transactions " + v.open() + (v.leftovers().isEmpty() ? "" : ", leftovers " + v.leftovers().size());
+    }
+
+    /** "account ghost: left by a late copy of the insert of transaction T; not counted ...". */
+    static String describe(Bank.Leftover leftover) {
+        Object tx = TransactionIds.printable(leftover.transactionId());
+        String what = leftover.late() ? "left by a late copy of the insert of transaction " + tx
+                : leftover.kind() == null ? "not written by any committed transaction"
+                : "held by transaction " + tx + "'s " + leftover.kind() + ", not committed";
+        return "leftover in accounts: " + leftover.account() + ", " + what + " (no account as of the last committed "
+                + "transaction: not counted)";
     }
 
     static String problems(Bank.Verification v) {
@@ -81,6 +105,10 @@ final class VerifyCommand extends BaseCommand {
         }
         if (v.markers() > 0) {
             sb.append(v.markers()).append(" marker(s) left on accounts (run `mongo2pc recover`); ");
+        }
+        if (!v.leftovers().isEmpty()) {
+            sb.append(v.leftovers().size()).append(" leftover document(s) in accounts that no committed transaction wrote,"
+                    + " not counted (run `mongo2pc recover`); ");
         }
         if (v.open() > 0) {
             sb.append(v.open()).append(" open transaction(s) (run `mongo2pc worker --drain` or `mongo2pc recover`); ");

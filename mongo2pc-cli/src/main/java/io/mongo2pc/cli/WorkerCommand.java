@@ -69,7 +69,7 @@ final class WorkerCommand extends BaseCommand {
         if (scanPeriod.isZero()) {
             throw CliException.badInput("--scan-period must be positive");
         }
-        try (Session session = Session.open(globals(), java.util.Map.of(), globals().database(), true);
+        try (Session session = openServing(globals().database());
              TransactionManager background = finish == Finish.background ? session.newBackgroundManager() : null) {
             TransactionManager manager = background == null ? session.manager() : background;
             say(stamp() + " worker " + manager.settings().owner() + ": " + threads + " thread(s) on "

@@ -73,7 +73,7 @@ class CommandsTest {
         CliRunner.Result r = cli.run("accounts", "list", "--json");
 
         assertThat(r.exitCode()).isZero();
-        assertThat(r.keys()).containsExactly("accounts", "total");
+        assertThat(r.keys()).containsExactly("accounts", "total", "server", "data");
         JsonNode list = r.json().get("accounts");
         assertThat(list).hasSize(2);
         List<String> itemKeys = new ArrayList<>();
@@ -206,7 +206,9 @@ class CommandsTest {
 
         assertThat(r.exitCode()).isZero();
         assertThat(r.keys()).containsExactly("initial", "pending", "applied", "done", "canceling", "canceled", "markers",
-                "oldestOpenSeconds", "oldestOpenId");
+                "oldestOpenSeconds", "oldestOpenId", "server", "data");
+        assertThat(r.json().get("server").asText()).isEqualTo(mongo.uri());
+        assertThat(r.json().get("data").isNull()).as("--uri: the server keeps its own data").isTrue();
         assertThat(r.json().get("done").asInt()).isEqualTo(1);
         assertThat(r.json().get("canceled").asInt()).isEqualTo(1);
         assertThat(r.json().get("oldestOpenSeconds").isNumber()).isTrue();
@@ -220,7 +222,7 @@ class CommandsTest {
         CliRunner.Result r = cli.run("verify", "--expect-total", "1500", "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.keys()).containsExactly("ok", "total", "accounts", "negative", "markers", "open");
+        assertThat(r.keys()).containsExactly("ok", "total", "accounts", "negative", "markers", "open", "leftovers", "server", "data");
         assertThat(r.json().get("ok").asBoolean()).isTrue();
         assertThat(r.json().get("total").asLong()).isEqualTo(1500);
         assertThat(r.json().get("accounts").asInt()).isEqualTo(2);
@@ -273,12 +275,12 @@ class CommandsTest {
         try {
             CliRunner.Result list = cli.run("accounts", "list", "--json");
             assertThat(list.exitCode()).as(list.toString()).isZero();
-            assertThat(list.keys()).containsExactly("accounts", "total");
+            assertThat(list.keys()).containsExactly("accounts", "total", "server", "data");
             assertThat(list.json().get("total").asLong()).isEqualTo(10);
 
             CliRunner.Result r = cli.run("verify", "--json");
             assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
-            assertThat(r.keys()).containsExactly("ok", "total", "accounts", "negative", "markers", "open");
+            assertThat(r.keys()).containsExactly("ok", "total", "accounts", "negative", "markers", "open", "leftovers", "server", "data");
             assertThat(r.json().get("ok").asBoolean()).isFalse();
             assertThat(r.json().get("accounts").asInt()).isEqualTo(5);
             assertThat(r.err()).contains("balance is missing or not a number");
@@ -336,7 +338,7 @@ class CommandsTest {
     }
 
     @Test
-    void cancel_queued_exit0_done_exit3_unknown_exit2() {
+    void cancel_queued_exit0_done_exit3_unknown_exit4() {
         accounts(1000, 1000);
         String queued = cli.run("submit", "A", "B", "10").out().trim();
         CliRunner.Result done = cli.run("transfer", "A", "B", "10", "--json");
@@ -350,8 +352,8 @@ class CommandsTest {
         assertThat(again.exitCode()).as(again.toString()).isZero();
         assertThat(again.json().get("alreadyCanceled").asBoolean()).isTrue();
         assertThat(cli.run("cancel", done.json().get("id").asText()).exitCode()).isEqualTo(3);
-        assertThat(cli.run("cancel", new ObjectId().toHexString()).exitCode()).isEqualTo(2);
-        assertThat(cli.run("inspect", "nope").exitCode()).isEqualTo(2);
+        assertThat(cli.run("cancel", new ObjectId().toHexString()).exitCode()).as("not found").isEqualTo(4);
+        assertThat(cli.run("inspect", "nope").exitCode()).as("not found").isEqualTo(4);
         assertThat(balance("A")).isEqualTo(990);
     }
 
@@ -389,18 +391,6 @@ class CommandsTest {
         assertThat(r.exitCode()).as(r.toString()).isZero();
         assertThat(r.json().get("_id").asInt()).isEqualTo(1);
         assertThat(r.json().get("state").asText()).isEqualTo("done");
-    }
-
-    @Test
-    void prune_deletesFinishedTransactions() {
-        accounts(1000, 1000);
-        cli.run("transfer", "A", "B", "1");
-
-        CliRunner.Result r = cli.run("prune", "--older-than", "0s");
-
-        assertThat(r.exitCode()).isZero();
-        assertThat(r.out()).contains("deleted 1");
-        assertThat(db().getCollection("transactions").countDocuments()).isZero();
     }
 
     @Test

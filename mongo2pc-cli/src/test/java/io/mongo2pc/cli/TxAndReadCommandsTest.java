@@ -82,7 +82,7 @@ class TxAndReadCommandsTest {
         CliRunner.Result r = cli.run("tx", file(payment(30)).toString(), "--target", "shop=" + shop.uri(), "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.keys()).containsExactly("id", "state", "reason", "code");
+        assertThat(r.keys()).containsExactly("id", "state", "reason", "code", "alreadyRan", "server", "data");
         assertThat(r.json().get("state").asText()).isEqualTo("done");
         assertThat(shopDatabase().getCollection("orders").find().first().getString("state")).isEqualTo("Paid");
         assertThat(shopDatabase().getCollection("payments").countDocuments()).isEqualTo(1);

@@ -11,7 +11,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
-/** An operator's queries and clean-up of the transactions collection: counts, recovery lag, prune. Thread-safe. */
+/** An operator's queries of the transactions collection: counts, recovery lag, the server's time. Thread-safe. */
 final class AdminQueries {
     private final TransactionStore store;
     private final ServerClock clock;
@@ -23,27 +23,20 @@ final class AdminQueries {
         this.retrier = retrier;
     }
 
-    /** Deletes terminal transactions not modified for {@code olderThan}; returns how many. */
-    long prune(Duration olderThan) {
-        Instant before = serverTime().minus(olderThan);
-        return retrier.call("prune", null, null, () -> store.collection().deleteMany(
-                new Document(Fields.STATE, new Document("$in", TransactionStore.terminal()))
-                        .append(Fields.LAST_MODIFIED, TransactionStore.notAfter(before))).getDeletedCount());
-    }
-
     /**
      * How many transactions are in each state, as they count: a commit written after its deadline
-     * ({@link LateCommit}) counts as canceled, not as the applied or done it stores.
+     * ({@link LateCommit}) counts as canceled, not as the applied or done it stores. The stubs of
+     * pruned transactions ({@link Pruning}) are no transactions any more and are not counted.
      */
     Map<TransactionState, Long> counts() {
         Map<TransactionState, Long> counts = new EnumMap<>(TransactionState.class);
         for (TransactionState state : TransactionState.values()) {
             counts.put(state, retrier.call("count", null, null,
-                    () -> store.collection().countDocuments(new Document(Fields.STATE, TransactionStore.in(state)))));
+                    () -> store.collection().countDocuments(Pruning.notPruned().append(Fields.STATE, TransactionStore.in(state)))));
         }
         for (TransactionState committed : List.of(TransactionState.APPLIED, TransactionState.DONE)) {
             long late = retrier.call("count", null, null, () -> store.collection().countDocuments(new Document("$and",
-                    List.of(new Document(Fields.STATE, TransactionStore.in(committed)), LateCommit.filter()))));
+                    List.of(new Document(Fields.STATE, TransactionStore.in(committed)), LateCommit.filter(), Pruning.notPruned()))));
             counts.merge(committed, -late, Long::sum);
             counts.merge(TransactionState.CANCELED, late, Long::sum);
         }

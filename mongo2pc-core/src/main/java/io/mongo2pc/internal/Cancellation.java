@@ -83,8 +83,7 @@ final class Cancellation {
     private CancelResult cancelOpen(Document doc, Object id, TransactionState state, String reason) {
         Instant now = retrier.call("read clock", id, state, clock::now);
         // The owner's own lease decides; a tutorial document has none, so ours stands in for it.
-        Duration wait = TransactionStore.leaseOf(doc) == null ? lease : Duration.ZERO;
-        Instant staleBefore = Recovery.staleBefore(doc, now, wait);
+        Instant staleBefore = Recovery.staleBefore(doc, now, Duration.ZERO, lease);
         Date modified = doc.getDate(Fields.LAST_MODIFIED);
         if (modified != null && modified.toInstant().isAfter(staleBefore)) {
             Object owner = doc.get(Fields.OWNER);

@@ -43,29 +43,38 @@ final class CommittedReader {
         this.committedMet = committedMet;
     }
 
-    /** How often a document with two-round entries is read again while it keeps changing. */
+    /**
+     * How often a document is read again while it keeps changing before a read that still carries
+     * every transaction not found committed will do; ten times as often, and the read gives up.
+     */
     private static final int MAX_ATTEMPTS = 100;
 
     Optional<Document> read(DocumentRef ref) {
         Document doc = raw(ref);
-        int attempts = 0;
-        while (true) {
+        for (int attempts = 0; ; attempts++) {
             if (doc == null) {
                 return Optional.empty();
             }
             Map<Object, Document> transactions = new HashMap<>();
+            Function<Object, Document> transaction = id -> transactions.computeIfAbsent(id, store::find);
             try {
-                Optional<Document> view = resolve(ref, doc, id -> transactions.computeIfAbsent(id, store::find));
-                if (!hasEntries(doc) && Exclusive.lockOf(doc) == null || attempts++ >= MAX_ATTEMPTS) {
+                Optional<Document> view = resolve(ref, doc, transaction);
+                List<Object> notCommitted = notCommitted(doc, transaction);
+                if (!hasEntries(doc) && Exclusive.lockOf(doc) == null && notCommitted.isEmpty()) {
                     return view;
                 }
-                // Two-round entries: the view holds once the document did not change while the states were read.
+                // The view holds once the document did not change while the states were read; after many
+                // changes, once each transaction not found committed is still on it (docs/TWO-ROUND.md,
+                // "Read committed": else it may have committed, released and been pruned meanwhile).
                 Document again = raw(ref);
-                if (Objects.equals(again, doc)) {
+                if (Objects.equals(again, doc) || attempts >= MAX_ATTEMPTS && stillHeld(doc, again, notCommitted)) {
                     return view;
+                }
+                if (attempts >= 10 * MAX_ATTEMPTS) {
+                    throw new TransactionException("could not read " + ref + " as committed: it changed between each two of "
+                            + attempts + " reads; read it again", null, null);
                 }
                 doc = again;
-                continue;
             } catch (UnknownTransactionException e) {
                 // It may have finished and been pruned since the document was read (its markers are
                 // gone first): read the document again; unchanged, it names one this reader cannot see.
@@ -76,6 +85,68 @@ final class CommittedReader {
                 doc = again;
             }
         }
+    }
+
+    /**
+     * The transactions {@code doc} names (its lock's and its markers') that {@code transaction} does
+     * not show committed: no document, another nonce, or a state that does not count as committed.
+     * Such a judgment stands only if a read of the document after the states still carries them
+     * ({@link #stillHeld}): a transaction that committed, released its markers and was pruned in
+     * between has no document, or a late copy's.
+     */
+    static List<Object> notCommitted(Document doc, Function<Object, Document> transaction) {
+        List<Object> ids = new ArrayList<>();
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        Object lockTx = lock == null ? null : lock.get("tx");
+        if (lockTx != null && !(Exclusive.isTwoRound(lock) ? committedWith(transaction.apply(lockTx), lock)
+                : isCommitted(transaction.apply(lockTx)))) {
+            ids.add(lockTx);
+        }
+        if (doc.get(Fields.MARKERS) instanceof List<?> markers) {
+            for (Object marker : markers) {
+                if (Participants.sameId(marker, lockTx)) {
+                    continue;
+                }
+                Document entry = entryOf(doc, marker);
+                if (!(entry != null ? committedWith(transaction.apply(marker), entry) : isCommitted(transaction.apply(marker)))) {
+                    ids.add(marker);
+                }
+            }
+        }
+        return ids;
+    }
+
+    /**
+     * True if {@code later}, a read of the document after {@code doc}, still carries each of
+     * {@code ids} as {@code doc} did: its lock with the same nonce, or its marker (and its entry with
+     * the same nonce).
+     */
+    static boolean stillHeld(Document doc, Document later, List<Object> ids) {
+        if (ids.isEmpty()) {
+            return true;
+        }
+        if (later == null) {
+            return false;
+        }
+        Document lock = doc.get(Fields.LOCK, Document.class);
+        Document laterLock = later.get(Fields.LOCK, Document.class);
+        List<?> laterMarkers = later.get(Fields.MARKERS) instanceof List<?> l ? l : List.of();
+        for (Object id : ids) {
+            if (lock != null && Participants.sameId(lock.get("tx"), id)) {
+                if (laterLock == null || !Participants.sameId(laterLock.get("tx"), id)
+                        || !Objects.equals(lock.get(Entries.NONCE), laterLock.get(Entries.NONCE))) {
+                    return false;
+                }
+                continue;
+            }
+            Document entry = entryOf(doc, id);
+            Document laterEntry = entryOf(later, id);
+            if (laterMarkers.stream().noneMatch(m -> Participants.sameId(m, id)) || entry != null
+                    && (laterEntry == null || !Objects.equals(entry.get(Entries.NONCE), laterEntry.get(Entries.NONCE)))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean hasEntries(Document doc) {

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 
@@ -40,7 +41,10 @@ import java.util.function.Function;
  *       (otherwise the attempt retries). A transaction whose operations cannot be read counts as
  *       touching every document.</li>
  *   <li>A transaction not committed when its state was read, after both reads, was released
- *       nowhere, so its effect is in a second read exactly where its marker is.</li>
+ *       nowhere, so its effect is in a second read exactly where its marker is. One not found
+ *       committed (no document, another nonce, a state that does not count as committed) may
+ *       instead have committed, released and been pruned after the reads: the documents that carry
+ *       its marker are read a third time, after the states, and must carry it still.</li>
  *   <li>A transaction the reads never name was committed and released before the second read of
  *       each document it left. If it had not reached another of them by that one's second read,
  *       it was applied and released between the two reads of the first: that document changed by
@@ -130,7 +134,7 @@ final class ConsistentCut {
                 return null;
             }
         }
-        if (!committedEverywhereInEffect(refs, first, second, transactions.values(), retry)) {
+        if (!confirmedAfterTheStates(refs, first, second, transactions.values(), transaction, retry)) {
             return null;
         }
         List<Optional<Document>> views = new ArrayList<>(refs.size());
@@ -167,13 +171,20 @@ final class ConsistentCut {
             }
             Document tx = transaction.apply(id);
             Document entry = CommittedReader.entryOf(before, id);
+            TransactionState state = tx == null ? null : LateCommit.counted(tx).orElse(null);
             if (entry != null) {
-                // A two-round entry gone: released (its increases added) if committed, else undone (its hold given back).
+                // A two-round entry gone: released (its increases added) if committed, undone (its hold given
+                // back) if canceled; with no document (or another nonce, or pending) it may have committed,
+                // released and been pruned in between: it cannot be judged.
                 boolean committed = CommittedReader.committedWith(tx, entry);
+                boolean canceled = !committed && tx != null && Objects.equals(tx.get(TwoRound.NONCE), entry.get(Entries.NONCE))
+                        && (state == TransactionState.CANCELING || state == TransactionState.CANCELED);
+                if (!committed && !canceled) {
+                    return false;
+                }
                 add(expected, entry.get(committed ? Entries.LATER : Entries.NOW, Document.class), committed ? +1 : -1);
                 continue;
             }
-            TransactionState state = tx == null ? null : LateCommit.counted(tx).orElse(null);
             if (state == TransactionState.CANCELING || state == TransactionState.CANCELED) {
                 if (!changeBy(expected, ref, tx, -1)) {
                     return false;
@@ -208,16 +219,20 @@ final class ConsistentCut {
     }
 
     /**
-     * True if every committed transaction is in effect in the second read of each document of
-     * {@code refs} it touches (of each document, if its operations cannot be read). Seen by its
-     * marker in one read or the other, it is. Not seen, it was released there before the first
-     * read or applied there only after the second (the state is read after both reads): the
-     * documents where it is not seen are read a third time, after its state was read, when it had
-     * been applied everywhere; one that reads as in its second read held its effect then too
-     * (unless changes that cancel out came and went in between: the limit of the whole cut).
+     * True if a third read, after the states, of the documents that need it confirms the second
+     * read and the states (one request per collection). Every committed transaction must be in
+     * effect in the second read of each document it touches (each, if its operations cannot be
+     * read): seen by its marker in one read or the other, it is; not seen, it was released there
+     * before the first read or applied only after the second, so the document must read as in its
+     * second read once the transaction was applied everywhere (unless changes that cancel out came
+     * and went in between: the limit of the whole cut). And every transaction not found committed
+     * whose marker or lock a second read carries must still have it there: it then had released
+     * nothing when its state was read, so it was not finished nor pruned; else it may have
+     * committed, released and been pruned after the reads (and a late copy of its insert written
+     * another document since).
      */
-    private boolean committedEverywhereInEffect(List<DocumentRef> refs, List<Document> first, List<Document> second,
-                                                Iterable<Document> transactions, Retry retry) {
+    private boolean confirmedAfterTheStates(List<DocumentRef> refs, List<Document> first, List<Document> second,
+                                            Iterable<Document> transactions, Function<Object, Document> transaction, Retry retry) {
         Map<Integer, Object> unseen = new LinkedHashMap<>();
         for (Document tx : transactions) {
             if (!CommittedReader.isCommitted(tx)) {
@@ -231,19 +246,34 @@ final class ConsistentCut {
                 }
             }
         }
-        if (unseen.isEmpty()) {
+        Map<Integer, List<Object>> notCommitted = new LinkedHashMap<>();
+        for (int i = 0; i < refs.size(); i++) {
+            List<Object> ids = second.get(i) == null ? List.of() : CommittedReader.notCommitted(second.get(i), transaction);
+            if (!ids.isEmpty()) {
+                notCommitted.put(i, ids);
+            }
+        }
+        if (unseen.isEmpty() && notCommitted.isEmpty()) {
             return true;
         }
-        List<Integer> indexes = List.copyOf(unseen.keySet());
-        List<DocumentRef> again = new ArrayList<>(indexes.size());
-        indexes.forEach(i -> again.add(refs.get(i)));
+        Set<Integer> indexes = new TreeSet<>(unseen.keySet());
+        indexes.addAll(notCommitted.keySet());
+        List<Integer> order = List.copyOf(indexes);
+        List<DocumentRef> again = new ArrayList<>(order.size());
+        order.forEach(i -> again.add(refs.get(i)));
         List<Document> third = readAll(again);
-        for (int n = 0; n < indexes.size(); n++) {
-            int i = indexes.get(n);
-            if (!Objects.equals(third.get(n), second.get(i))) {
+        for (int n = 0; n < order.size(); n++) {
+            int i = order.get(n);
+            if (unseen.containsKey(i) && !Objects.equals(third.get(n), second.get(i))) {
                 Object id = unseen.get(i);
                 retry.because("committed transaction " + id + " is not seen on " + refs.get(i)
                         + ", which changed after its second read (the transaction may have been applied there only then)", id);
+                return false;
+            }
+            List<Object> ids = notCommitted.getOrDefault(i, List.of());
+            if (!CommittedReader.stillHeld(second.get(i), third.get(n), ids)) {
+                retry.because(refs.get(i) + " names a transaction not found committed, and no longer carries it (it may have"
+                        + " committed, finished and been pruned since it was read)", ids.get(0));
                 return false;
             }
         }

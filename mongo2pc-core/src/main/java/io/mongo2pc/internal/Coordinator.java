@@ -46,7 +46,12 @@ final class Coordinator {
                         writes.move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                     }
                 }
-                case APPLIED -> finishing.finish(tx);
+                case APPLIED -> {
+                    if (ownCall) {
+                        return finishCommitted(tx);
+                    }
+                    finishing.finish(tx);
+                }
                 case CANCELING -> {
                     undoAll(tx);
                     writes.move(tx, Transition.CANCELING_TO_CANCELED, null);
@@ -56,6 +61,23 @@ final class Coordinator {
         }
         if (tx.state == APPLIED) {
             return handOver(tx);
+        }
+        tx.counted(metrics);
+        return tx.outcome();
+    }
+
+    /**
+     * Finishes a committed transaction of the caller's own call inline. Past its commit point it is
+     * committed, whatever finishing meets (another process that took it over, its document finished
+     * and pruned, an error): the caller is told so, never an exception it might retry (and so pay
+     * twice); recovery finishes what is left once the lease runs out.
+     */
+    private TransactionOutcome finishCommitted(OwnedTransaction tx) {
+        try {
+            finishing.finish(tx);
+        } catch (MongoException | TransactionException e) {
+            log.warn("transaction {} committed; finishing it failed ({}), it is rolled forward by others", tx.id, e.toString());
+            return new TransactionOutcome(tx.id, APPLIED, null);
         }
         tx.counted(metrics);
         return tx.outcome();
@@ -92,16 +114,6 @@ final class Coordinator {
             return new TransactionOutcome(tx.id, APPLIED, null);
         }
         // Closed (or interrupted) while handing over: past the commit point, so finish it here.
-        try {
-            finishing.finish(tx);
-        } catch (MongoException | TransactionException e) {
-            // This caller expects the commit point (applied): it is reached, and an interrupt or
-            // a database error while finishing must not read as a failure a caller might retry
-            // (and so pay twice). Recovery finishes it once its lease runs out.
-            log.warn("transaction {} committed; finishing it failed ({}), recovery will finish it", tx.id, e.toString());
-            return new TransactionOutcome(tx.id, APPLIED, null);
-        }
-        tx.counted(metrics);
-        return tx.outcome();
+        return finishCommitted(tx);
     }
 }

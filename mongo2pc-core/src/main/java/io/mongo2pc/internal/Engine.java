@@ -6,6 +6,8 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.PruneOptions;
+import io.mongo2pc.PruneResult;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionPage;
 import io.mongo2pc.TransactionQuery;
@@ -25,8 +27,8 @@ import java.util.Optional;
  * {@link Coordinator} through the writes of {@link OwnerWrites} (each state change a
  * {@link Transition}), is finished by {@link Finishing}, and, if its owner is gone, is taken over
  * by {@link TakeOverAndDrive} for {@link Recovery}, {@link Cancellation} or {@link Outcomes}.
- * Reads go through {@link CommittedReader} and {@link ConsistentCut}; counts and prune through
- * {@link AdminQueries}. Thread-safe: one engine serves any number of threads, each driving its
+ * Reads go through {@link CommittedReader} and {@link ConsistentCut}; counts through {@link AdminQueries},
+ * prune through {@link Pruning}. Thread-safe: one engine serves any number of threads, each driving its
  * own transactions.
  */
 public final class Engine {
@@ -41,6 +43,7 @@ public final class Engine {
     private final Cancellation cancellation;
     private final Outcomes outcomes;
     private final AdminQueries admin;
+    private final Pruning pruning;
     private final DocumentsById documentsById;
     private final TransactionListing listing;
     /** The two-round commit: runs new transactions if configured; recovers and resolves its transactions always. */
@@ -88,6 +91,7 @@ public final class Engine {
         this.committedReader = new CommittedReader(targets, store, operations::of, rollForward::met);
         this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of, settings.clock());
         this.admin = new AdminQueries(store, clock, retrier);
+        this.pruning = new Pruning(store, admin, retrier, settings.lease(), settings.maxClockSkew());
         this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
         this.listing = new TransactionListing(store.collection(), admin::serverTime, settings.codecs(), database);
     }
@@ -162,13 +166,13 @@ public final class Engine {
     // ---- recovery and operator actions -----------------------------------------------------
 
     /** One recovery pass (see {@link Recovery#recover}). */
-    public RecoveryReport recover(Duration olderThan) {
-        RecoveryReport report = recovery.recover(olderThan);
+    public RecoveryReport recover(Duration olderThan, Duration leaseIfNone) {
+        RecoveryReport report = recovery.recover(olderThan, leaseIfNone);
         // Markers of two-round transactions whose document was never written: found by no scan of
-        // transactions. Those it cancels (behind a tombstone) count as canceled by this pass.
+        // transactions. Those it cancels (behind a tombstone) count as canceled by this pass, and
+        // the late copies of inserts it deletes as removed by it.
         if (sweep.due()) {
-            int canceled = retrier.call("sweep", null, null, sweep::sweep);
-            report = report.plus(new RecoveryReport(0, canceled, 0));
+            report = report.plus(retrier.call("sweep", null, null, sweep::sweep));
         }
         return report;
     }
@@ -189,9 +193,9 @@ public final class Engine {
 
     // ---- admin queries (see AdminQueries) --------------------------------------------------
 
-    /** Deletes terminal transactions not modified for {@code olderThan}; returns how many. */
-    public long prune(Duration olderThan) {
-        return admin.prune(olderThan);
+    /** Prunes finished transactions not modified for {@code olderThan} (see {@link Pruning}). */
+    public PruneResult prune(Duration olderThan, PruneOptions options) {
+        return pruning.prune(olderThan, options);
     }
 
     /** How many transactions are in each state. */

@@ -19,7 +19,7 @@ import java.util.Map;
  * An increment is split by sign: its decreases ({@code now}) are held at the prepare, under the
  * guard, its increases ({@code later}) wait for the release, after the commit point. Each write
  * carries the transaction's marker in {@code pendingTransactions} and an entry
- * {@code _m2pc_<id>: {now, later, until, n, c}} beside it, added and removed in the same write;
+ * {@code _m2pc_<id>: {now, later, until, n, c, p}} beside it, added and removed in the same write;
  * the nonce {@code n} keeps every write off another transaction that has the same id.
  * Thread-safe.
  */
@@ -75,9 +75,9 @@ final class Entries {
     /**
      * The prepare of {@code inc}: where the marker is absent, the document not full, not taken by an
      * exclusive operation, the guard holds and the server's clock is before {@code until}: holds the
-     * decreases, adds the marker and the entry.
+     * decreases, adds the marker and the entry (with the transaction's {@link Priority}).
      */
-    UpdateOneModel<Document> prepareWrite(Operation.Increment inc, Object txId, String nonce, Instant until) {
+    UpdateOneModel<Document> prepareWrite(Operation.Increment inc, Object txId, String nonce, Priority priority, Instant until) {
         Document filter = Participants.fenced(new Document(Fields.ID, inc.document().id()), until)
                 .append(Fields.MARKERS, new Document("$ne", txId))
                 .append(Fields.MARKERS + "." + (maxMarkers - 1), new Document("$exists", false))
@@ -92,7 +92,8 @@ final class Entries {
         if (!later.isEmpty()) {
             entry.append(LATER, later);
         }
-        entry.append(UNTIL, Date.from(until)).append(NONCE, nonce).append(COORDINATOR, coordinator);
+        entry.append(UNTIL, Date.from(until)).append(NONCE, nonce).append(COORDINATOR, coordinator)
+                .append(Priority.FIELD, priority.written());
         Document update = new Document("$push", new Document(Fields.MARKERS, txId))
                 .append("$set", new Document(EntryName.of(txId), entry));
         if (!now.isEmpty()) {
@@ -105,9 +106,9 @@ final class Entries {
      * The prepare of {@code inc} sent on its own: in effect (now or before, with this nonce), or why
      * not. A server's refusal for good (an increment of a text field) is a refusal of the operation.
      */
-    Participants.Result prepareAlone(Operation.Increment inc, Object txId, String nonce, Instant until) {
+    Participants.Result prepareAlone(Operation.Increment inc, Object txId, String nonce, Priority priority, Instant until) {
         MongoCollection<Document> coll = targets.collection(inc.document());
-        UpdateOneModel<Document> write = prepareWrite(inc, txId, nonce, until);
+        UpdateOneModel<Document> write = prepareWrite(inc, txId, nonce, priority, until);
         try {
             if (coll.updateOne(write.getFilter(), write.getUpdate()).getMatchedCount() == 1) {
                 return Participants.Result.DONE;
@@ -151,10 +152,9 @@ final class Entries {
             return Participants.Result.busy(ReasonCode.TIMED_OUT, "document " + inc.document() + " has " + markers.size()
                     + " pending transactions, the most allowed (maxMarkers)");
         }
-        Document guardHolds = new Document(Fields.ID, id);
-        guardHolds.putAll(inc.guard());
-        if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() == null) {
-            return Refusals.guardFailed(inc, current);
+        Document failing = Refusals.guardFailing(coll, inc);
+        if (failing != null) {
+            return Refusals.refusedByGuard(inc, failing);
         }
         if (coll.find(Participants.fenced(new Document(Fields.ID, id), until)).projection(Projections.include(Fields.ID)).first() == null) {
             return Participants.Result.EXPIRED;

@@ -19,7 +19,7 @@ import java.util.Objects;
 /**
  * The participant writes of inserts, updates and deletes under the two-round commit
  * (docs/TWO-ROUND.md, "The writes"). The prepare takes the document with a lock
- * {@code _m2pc: {tx, kind, c, n, until}} and changes nothing the user sees; an update's change
+ * {@code _m2pc: {tx, kind, c, n, until, p}} and changes nothing the user sees; an update's change
  * follows before the commit point (round 1b: {@link #change}), applied with its before-image stored
  * as the lock's {@code undo} in one write, so that a change the server refuses cancels the
  * transaction. An insert writes a document no reader shows until its transaction commits. The
@@ -75,9 +75,10 @@ final class Exclusive {
      * nonce), or why not. An update's take in effect comes with what its change needs, unless the
      * change ran before.
      */
-    static Take take(MongoCollection<Document> coll, Operation op, Object txId, String nonce, Instant until, String coordinator) {
+    static Take take(MongoCollection<Document> coll, Operation op, Object txId, String nonce, Priority priority, Instant until,
+                     String coordinator) {
         if (op instanceof Operation.Insert insert) {
-            return Take.of(Inserts.apply(coll, insert, txId, until, coordinator, nonce));
+            return Take.of(Inserts.apply(coll, insert, txId, until, coordinator, nonce, priority));
         }
         Object id = op.document().id();
         Document filter = Participants.fenced(new Document(Fields.ID, id), until)
@@ -85,7 +86,7 @@ final class Exclusive {
                 .append(Fields.LOCK, new Document("$exists", false));
         filter.putAll(op.guard());
         Document lock = new Document("tx", txId).append("kind", OperationCodec.kind(op)).append("c", coordinator)
-                .append(Entries.NONCE, nonce).append(Entries.UNTIL, Date.from(until));
+                .append(Entries.NONCE, nonce).append(Entries.UNTIL, Date.from(until)).append(Priority.FIELD, priority.written());
         Document before;
         try {
             before = coll.findOneAndUpdate(filter, new Document("$set", new Document(Fields.LOCK, lock)),
@@ -192,7 +193,7 @@ final class Exclusive {
         if (coll.find(Participants.fenced(new Document(Fields.ID, id), until)).projection(Projections.include(Fields.ID)).first() == null) {
             return Participants.Result.EXPIRED;
         }
-        return Refusals.byGuard(coll, op, current);
+        return Refusals.byGuard(coll, op);
     }
 
     /**

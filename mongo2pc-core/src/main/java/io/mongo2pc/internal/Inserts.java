@@ -33,16 +33,16 @@ final class Inserts {
      */
     static Participants.Result apply(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline,
                                      String coordinator) {
-        return apply(coll, op, txId, deadline, coordinator, null);
+        return apply(coll, op, txId, deadline, coordinator, null, null);
     }
 
     /**
-     * The same; with {@code nonce} (the two-round commit) the lock carries it and no marker is
-     * added (the lock alone says the document is taken), and only a lock with this nonce counts
-     * as this transaction's; without, only a lock without a nonce does.
+     * The same; with {@code nonce} (the two-round commit) the lock carries it and the transaction's
+     * {@code priority}, no marker is added (the lock alone says the document is taken), and only a
+     * lock with this nonce counts as this transaction's; without, only a lock without a nonce does.
      */
     static Participants.Result apply(MongoCollection<Document> coll, Operation.Insert op, Object txId, Instant deadline,
-                                     String coordinator, String nonce) {
+                                     String coordinator, String nonce, Priority priority) {
         Object id = op.document().id();
         Document content = new Document(op.content());
         content.remove(Fields.ID);
@@ -53,7 +53,7 @@ final class Inserts {
             set.append(Fields.LOCK_NO_MARKERS, true); // a new document: its release leaves no marker array
             update.append("$addToSet", new Document(Fields.MARKERS, txId));
         } else {
-            set.append(Fields.LOCK + "." + Entries.NONCE, nonce);
+            set.append(Fields.LOCK + "." + Entries.NONCE, nonce).append(Fields.LOCK + "." + Priority.FIELD, priority.written());
         }
         if (!content.isEmpty()) {
             update.append("$setOnInsert", content);
@@ -82,9 +82,14 @@ final class Inserts {
                 // A paused owner's late insert (of another transaction, or of this one under an
                 // earlier owner): it never happened. Remove it, try again.
                 deleteLate(coll, id, existing);
-                return apply(coll, op, txId, deadline, coordinator, nonce);
+                return apply(coll, op, txId, deadline, coordinator, nonce, priority);
             }
-            Document lock = existing == null ? null : existing.get(Fields.LOCK, Document.class);
+            if (existing == null) {
+                // Gone again (an insert of another transaction undone): not refused, send it again.
+                return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: document " + op.document()
+                        + " existed when inserted and was gone when read");
+            }
+            Document lock = existing.get(Fields.LOCK, Document.class);
             if (lock != null && Participants.sameId(lock.get("tx"), txId) && "insert".equals(lock.get("kind"))
                     && java.util.Objects.equals(nonce, lock.get(Entries.NONCE))) {
                 // Our transaction's insert, in effect under a later deadline than this one: written by
@@ -93,7 +98,7 @@ final class Inserts {
                 // stamp is only a lower bound of the server's clock).
                 return Participants.Result.DONE;
             }
-            return Participants.Result.refused(ReasonCode.DOCUMENT_EXISTS, "document " + op.document() + " already exists");
+            return Participants.Result.refused(ReasonCode.DOCUMENT_EXISTS, "document " + op.document() + " already exists", existing);
         }
     }
 
@@ -115,12 +120,14 @@ final class Inserts {
 
     /**
      * Deletes a late insert of the transaction named in {@code late} if it is still late: its owner
-     * may have renewed its lease and written it again since (then it is valid and stays).
+     * may have renewed its lease and written it again since (then it is valid and stays). True if
+     * it deleted it.
      */
-    static void deleteLate(MongoCollection<Document> coll, Object id, Document late) {
-        coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, late.get(Fields.LOCK, Document.class).get("tx"))
+    static boolean deleteLate(MongoCollection<Document> coll, Object id, Document late) {
+        return coll.deleteOne(new Document(Fields.ID, id).append(Fields.LOCK_TX, late.get(Fields.LOCK, Document.class).get("tx"))
                 .append(Fields.LOCK + ".kind", "insert")
-                .append("$expr", new Document("$gte", List.of("$" + Fields.LOCK + ".at", "$" + Fields.LOCK + ".until"))));
+                .append("$expr", new Document("$gte", List.of("$" + Fields.LOCK + ".at", "$" + Fields.LOCK + ".until"))))
+                .getDeletedCount() > 0;
     }
 
     /** True for a document inserted after its owner's deadline: a write that must be treated as never made. */

@@ -62,18 +62,20 @@ final class Outcomes {
     Optional<TransactionOutcome> await(Object id, Duration timeout) {
         long deadline = waits.nanoTime() + timeout.toNanos();
         long pause = FIRST_PAUSE_MS;
+        TransactionView seen = null;
         while (true) {
             Document doc = retrier.call("read", id, null, () -> store.find(id));
             if (doc == null) {
-                return Optional.empty();
+                return seen == null ? Optional.empty() : removedWhileAwaited(id, seen);
             }
             TransactionView view = view(doc);
+            seen = view;
             if (view.state() == null) {
                 throw new InvalidTransactionException("transaction " + id + " has a state mongo2pc does not know: "
                         + doc.get(Fields.STATE), id);
             }
             Instant now = clock.lowerBound();
-            Instant staleBefore = Recovery.staleBefore(doc, now, view.lease() == null ? lease : Duration.ZERO);
+            Instant staleBefore = Recovery.staleBefore(doc, now, Duration.ZERO, lease);
             boolean stale = view.lastModified() == null || !view.lastModified().isAfter(staleBefore);
             if (view.isTerminal() || view.state() == TransactionState.APPLIED && !stale) {
                 return Optional.of(view.outcome());
@@ -98,6 +100,19 @@ final class Outcomes {
     }
 
     /**
+     * The outcome of {@code id}, whose document this call read ({@code seen}) and then found gone:
+     * only a finished document is removed (pruned), so one seen committed ended {@code done}; one
+     * seen before its decision ended one way or the other, and its document no longer says which.
+     */
+    private static Optional<TransactionOutcome> removedWhileAwaited(Object id, TransactionView seen) {
+        if (seen.isCommitted()) {
+            return Optional.of(new TransactionOutcome(id, TransactionState.DONE, null));
+        }
+        throw new OutcomeUnknownException("transaction " + id + " ended and its document was removed (pruned) while this call"
+                + " waited for it (it was " + seen.state().stored() + "); how it ended is no longer stored", id, seen.state(), null);
+    }
+
+    /**
      * A caller ran {@code id} again: refused if it is stored with other operations, else the outcome
      * of the first run (waited for, up to {@code timeout}).
      */
@@ -110,9 +125,9 @@ final class Outcomes {
     /** Refuses {@code ops} if the stored transaction {@code id} has other operations. */
     void requireSame(Object id, List<Operation> ops) {
         Document stored = retrier.call("read", id, null, () -> store.find(id));
-        if (stored == null || Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE))) {
-            // pruned since: nothing to compare, and nothing is run again; or a tombstone: the call that
-            // used the id was abandoned in round 1, and its outcome (canceled) is the id's
+        if (stored == null || Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE)) || Pruning.isStub(stored)) {
+            // pruned since (its stub, or nothing left): nothing to compare, and nothing is run again; or a
+            // tombstone: the call that used the id was abandoned in round 1, and its outcome (canceled) is the id's
             return;
         }
         List<Operation> storedOps;

@@ -34,6 +34,8 @@ final class OwnedTransaction {
     long stampedNanos;
     /** The two-round commit's nonce (in its document and every entry), or null under the tutorial's rules. */
     String nonce;
+    /** The two-round commit's priority in conflicts (written into every entry and lock), or null under the tutorial's rules. */
+    Priority priority;
     /**
      * The deadline of the round-1 insert of this owner's document (two-round commit), or null: a
      * renewal while pending requires the document inserted before it. A document inserted later

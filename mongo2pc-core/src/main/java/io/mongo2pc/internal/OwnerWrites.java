@@ -157,6 +157,12 @@ final class OwnerWrites {
             } else if (condition != null && current != null && TransactionStore.stateOf(current) == from
                     && TransactionStore.epochOf(current) == tx.epoch) {
                 return false;
+            } else if (ended(tx, t, current)) {
+                tx.state = to.isTerminal() ? to : TransactionState.DONE;
+                return true;
+            } else if (to == TransactionState.APPLIED && current == null) {
+                throw new OutcomeUnknownException("transaction " + tx.id + ": its document was gone (pruned) when its owner"
+                        + " read back its commit; it may have committed and been finished by others", tx.id, from, null);
             } else {
                 settings.metrics().leaseLost();
                 throw new LeaseLostException("transaction " + tx.id + ": expected state " + from.stored() + " under epoch "
@@ -168,6 +174,25 @@ final class OwnerWrites {
         tx.state = to;
         stamped(tx, stamp);
         return true;
+    }
+
+    /**
+     * True if the transaction already reached where {@code t} would take it, although {@code t}
+     * matched nothing here: {@code t} ends it ({@code done} or {@code canceled}, the only end its
+     * from-state leads to: an owner past its commit point has a commit in time) and the document is
+     * there in that state under any epoch (this move's lost answer, a reader's roll forward, another
+     * owner), or gone (only a finished document is pruned); or {@code t} is the commit and the
+     * document is {@code done} under this owner's epoch (committed here, then rolled forward by a
+     * reader, which keeps the epoch). Then nothing is left for this owner to do, and the transaction
+     * ended as it would have.
+     */
+    private static boolean ended(OwnedTransaction tx, Transition t, Document current) {
+        TransactionState to = t.to(tx.state);
+        if (to.isTerminal()) {
+            return current == null || TransactionStore.stateOf(current) == to;
+        }
+        return to == TransactionState.APPLIED && current != null && TransactionStore.stateOf(current) == TransactionState.DONE
+                && TransactionStore.epochOf(current) == tx.epoch;
     }
 
     /**

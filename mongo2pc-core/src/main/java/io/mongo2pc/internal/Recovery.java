@@ -49,9 +49,11 @@ final class Recovery {
      * {@code applied} roll forward, {@code canceling} finishes its undo; a commit written after its
      * deadline ({@link LateCommit}) is repaired to canceled and undone instead. A transaction is never
      * taken over before its owner's own lease has run out, whatever {@code olderThan} says: that is
-     * what fences a paused owner (see {@link Participants}); such a one is reported as not stale.
+     * what fences a paused owner (see {@link Participants}); such a one is reported as not stale. A
+     * transaction that stores no lease of its own (written by hand after the tutorial) counts as
+     * holding {@code leaseIfNone}.
      */
-    RecoveryReport recover(Duration olderThan) {
+    RecoveryReport recover(Duration olderThan, Duration leaseIfNone) {
         Instant now = retrier.call("read clock", null, null, clock::now);
         List<Document> stale = retrier.call("find stale", null, null,
                 () -> store.stale(List.of(PENDING, APPLIED, CANCELING), now.minus(olderThan), RECOVERY_BATCH));
@@ -62,7 +64,7 @@ final class Recovery {
         int failedInARow = 0;
         List<RecoveryReport.NotStale> notStale = new ArrayList<>();
         for (Document seen : stale) {
-            Instant staleBefore = staleBefore(seen, now, olderThan);
+            Instant staleBefore = staleBefore(seen, now, olderThan, leaseIfNone);
             Date modified = seen.getDate(Fields.LAST_MODIFIED);
             if (modified != null && modified.toInstant().isAfter(staleBefore)) {
                 notStale.add(new RecoveryReport.NotStale(seen.get(Fields.ID),
@@ -99,17 +101,20 @@ final class Recovery {
                 canceled++;
             }
         }
-        int removed = writesInDoubt.sweep(now);
-        if (removed > 0) {
-            log.info("recovery deleted {} documents left by late copies of inserts of ended transactions", removed);
+        List<RecoveryReport.LateInsert> removed = writesInDoubt.sweep(now);
+        if (!removed.isEmpty()) {
+            log.info("recovery deleted {} documents left by late copies of inserts of ended transactions", removed.size());
         }
-        return new RecoveryReport(rolledForward, canceled, skipped, failed, notStale, removed);
+        return new RecoveryReport(rolledForward, canceled, skipped, failed, notStale, removed.size(), removed);
     }
 
-    /** A transaction is stale once unchanged for {@code olderThan} and for its owner's lease, if it has one. */
-    static Instant staleBefore(Document seen, Instant now, Duration olderThan) {
+    /**
+     * A transaction is stale once unchanged for {@code olderThan} and for its owner's lease, or
+     * {@code leaseIfNone} if it stores none.
+     */
+    static Instant staleBefore(Document seen, Instant now, Duration olderThan, Duration leaseIfNone) {
         Long leaseMs = TransactionStore.leaseOf(seen);
-        Duration wait = leaseMs == null || Duration.ofMillis(leaseMs).compareTo(olderThan) < 0 ? olderThan : Duration.ofMillis(leaseMs);
-        return now.minus(wait);
+        Duration lease = leaseMs == null ? leaseIfNone : Duration.ofMillis(leaseMs);
+        return now.minus(lease.compareTo(olderThan) < 0 ? olderThan : lease);
     }
 }

@@ -67,32 +67,43 @@ final class Refusals {
         // Nothing above explains the refusal: the guard fails, or what refused the write (another
         // transaction's lock or markers) was gone by the time of the read above. Only a guard that
         // fails now cancels; otherwise the write is tried again.
-        return byGuard(coll, op, current);
+        return byGuard(coll, op);
     }
 
     /**
      * A write of {@code op} refused for none of the other reasons: busy if its guard holds now (what
      * refused it was gone by the time of the read: try again), else refused by the guard.
-     * {@code current}: the document as read just before (for the words of the refusal).
      */
-    static Result byGuard(MongoCollection<Document> coll, Operation op, Document current) {
-        Document guardHolds = new Document(Fields.ID, op.document().id());
-        guardHolds.putAll(op.guard());
-        if (coll.find(guardHolds).projection(Projections.include(Fields.ID)).first() != null) {
+    static Result byGuard(MongoCollection<Document> coll, Operation op) {
+        Document failing = guardFailing(coll, op);
+        if (failing == null) {
             return Result.busy(ReasonCode.CONFLICT, "conflict: the write to " + op.document()
                     + " was refused while another transaction held it, and the guard holds now");
         }
-        Result refused = guardFailed(op, current);
-        return Result.refused(refused.code(), refused.reason());
+        return refusedByGuard(op, failing);
+    }
+
+
+    /**
+     * The document of {@code op} as one read shows it, if its guard fails on it; null if the guard
+     * holds (or the document is gone). One read, so that whoever judges the refusal (by committed
+     * state, or by another open transaction's hold: docs/CONFLICTS.md) sees what refused it.
+     */
+    static Document guardFailing(MongoCollection<Document> coll, Operation op) {
+        if (op.guard().isEmpty()) {
+            return null;
+        }
+        Document filter = new Document(Fields.ID, op.document().id()).append("$nor", List.of(op.guard()));
+        return coll.find(filter).projection(Projections.exclude("__none")).first();
     }
 
     /**
-     * The refusal of {@code op} by its guard, in words: a debit's funds check says what the document
-     * has and what the debit needs ("bob has balance 4000, the debit needs 5000",
-     * {@link ReasonCode#INSUFFICIENT_FUNDS}); any other guard is shown with the values its fields
-     * hold ({@link ReasonCode#GUARD_FAILED}). {@code current}: the document as read (null if unknown).
+     * The refusal of {@code op} by its guard, which fails on {@code current} (the document as one
+     * read showed it), in words: a debit's funds check says what the document has and what the debit
+     * needs ("bob has balance 4000, the debit needs 5000", {@link ReasonCode#INSUFFICIENT_FUNDS}); any
+     * other guard is shown with the values its fields hold ({@link ReasonCode#GUARD_FAILED}).
      */
-    static Result guardFailed(Operation op, Document current) {
+    static Result refusedByGuard(Operation op, Document current) {
         if (isFundsCheck(op)) {
             String field = op.guard().keySet().iterator().next();
             Number floor = (Number) op.guard().get(field, Document.class).get("$gte");

@@ -59,12 +59,15 @@ final class RoundOne {
     }
 
     /**
-     * Sends the prepares of {@code ops} for {@code txId} under {@code until}, and meanwhile runs
-     * {@code insert} (null: none) on this thread; returns each prepare's result, in the order of
-     * {@code ops}, and the insert's in {@code inserted}.
+     * Sends the prepares of {@code tx}'s operations under {@code until} (with its nonce and
+     * priority), and meanwhile runs {@code insert} (null: none) on this thread; returns each
+     * prepare's result, in the order of the operations, and the insert's in {@code inserted}.
      */
-    <T> Sent[] send(Object txId, String nonce, List<Operation> ops, Instant until, Supplier<T> insert,
-                    List<T> inserted) {
+    <T> Sent[] send(OwnedTransaction tx, Instant until, Supplier<T> insert, List<T> inserted) {
+        Object txId = tx.id;
+        String nonce = tx.nonce;
+        Priority priority = tx.priority;
+        List<Operation> ops = tx.ops;
         Map<List<String>, List<Integer>> groups = groups(ops);
         List<Future<WriteCombiner.Answer[]>> answers = new ArrayList<>();
         Map<Integer, Future<Sent>> exclusive = new LinkedHashMap<>();
@@ -73,7 +76,7 @@ final class RoundOne {
                 List<UpdateOneModel<Document>> writes = new ArrayList<>();
                 for (int i : group) {
                     crashPoints.before(Step.APPLY, i, txId);
-                    writes.add(entries.prepareWrite((Operation.Increment) ops.get(i), txId, nonce, until));
+                    writes.add(entries.prepareWrite((Operation.Increment) ops.get(i), txId, nonce, priority, until));
                 }
                 WriteCombiner combiner = targets.combiner(ops.get(group.get(0)).document());
                 answers.add(SENDERS.submit(() -> combiner.answers(writes)));
@@ -84,7 +87,7 @@ final class RoundOne {
                     crashPoints.before(Step.APPLY, i, txId);
                     Operation op = ops.get(i);
                     int index = i;
-                    exclusive.put(i, SENDERS.submit(() -> alone(txId, () -> prepareAlone(op, index, txId, nonce, until), until)));
+                    exclusive.put(i, SENDERS.submit(() -> alone(txId, () -> prepareAlone(op, index, txId, nonce, priority, until), until)));
                 }
             }
             if (insert != null) {
@@ -100,7 +103,7 @@ final class RoundOne {
         }
         Sent[] sent = new Sent[ops.size()];
         try {
-            collect(ops, groups, answers, exclusive, sent, txId, nonce, until);
+            collect(ops, groups, answers, exclusive, sent, txId, nonce, priority, until);
         } catch (RuntimeException | Error e) {
             // A crash point after a prepare: the exclusive writes handed over land before this thread goes on.
             exclusive.values().forEach(answer -> awaitSent(answer, txId, until));
@@ -110,7 +113,8 @@ final class RoundOne {
     }
 
     private void collect(List<Operation> ops, Map<List<String>, List<Integer>> groups, List<Future<WriteCombiner.Answer[]>> answers,
-                         Map<Integer, Future<Sent>> exclusive, Sent[] sent, Object txId, String nonce, Instant until) {
+                         Map<Integer, Future<Sent>> exclusive, Sent[] sent, Object txId, String nonce, Priority priority,
+                         Instant until) {
         int g = 0;
         for (List<Integer> group : groups.values()) {
             WriteCombiner.Answer[] answer = await(answers.get(g++), group.size(), txId);
@@ -121,7 +125,7 @@ final class RoundOne {
                 sent[i] = switch (answer[k]) {
                     case MATCHED -> new Sent(Participants.Result.DONE, false, until);
                     case IN_DOUBT -> Sent.inDoubt(until);
-                    case NOT_KNOWN -> alone(txId, () -> prepareAlone(op, i, txId, nonce, until), until);
+                    case NOT_KNOWN -> alone(txId, () -> prepareAlone(op, i, txId, nonce, priority, until), until);
                 };
                 sent[i] = after(sent[i], i, txId, until);
             }
@@ -148,12 +152,12 @@ final class RoundOne {
      * The prepare of {@code op} (operation {@code index}) sent on its own: an increment's entry, or
      * an exclusive operation's lock; for an update, once taken, its change (round 1b) at once.
      */
-    private Participants.Result prepareAlone(Operation op, int index, Object txId, String nonce, Instant until) {
+    private Participants.Result prepareAlone(Operation op, int index, Object txId, String nonce, Priority priority, Instant until) {
         if (op instanceof Operation.Increment inc) {
-            return entries.prepareAlone(inc, txId, nonce, until);
+            return entries.prepareAlone(inc, txId, nonce, priority, until);
         }
         MongoCollection<Document> coll = targets.collection(op.document());
-        Exclusive.Take take = Exclusive.take(coll, op, txId, nonce, until, entries.coordinator());
+        Exclusive.Take take = Exclusive.take(coll, op, txId, nonce, priority, until, entries.coordinator());
         if (!take.toChange()) {
             return take.result();
         }
@@ -174,10 +178,12 @@ final class RoundOne {
         return groups;
     }
 
-    /** One prepare sent again on its own under {@code until}, with its crash points. */
-    Sent resend(Object txId, String nonce, Operation op, int index, Instant until) {
+    /** Prepare {@code index} of {@code tx} sent again on its own under {@code until}, with its crash points. */
+    Sent resend(OwnedTransaction tx, int index, Instant until) {
+        Object txId = tx.id;
+        Operation op = tx.ops.get(index);
         crashPoints.before(Step.APPLY, index, txId);
-        Sent sent = alone(txId, () -> prepareAlone(op, index, txId, nonce, until), until);
+        Sent sent = alone(txId, () -> prepareAlone(op, index, txId, tx.nonce, tx.priority, until), until);
         try {
             crashPoints.after(null, Step.APPLY, index, txId);
         } catch (MongoException e) {

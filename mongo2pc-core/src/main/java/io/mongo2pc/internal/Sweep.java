@@ -5,6 +5,7 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOptions;
 import io.mongo2pc.DocumentRef;
+import io.mongo2pc.RecoveryReport;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,6 +13,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -68,11 +70,13 @@ final class Sweep {
     }
 
     /**
-     * Resolves what can be resolved of the markers in every recorded collection; returns how many
-     * transactions it canceled behind a tombstone (their owner died before writing their document).
+     * Resolves what can be resolved of the markers and locks in every recorded collection; returns
+     * as canceled the transactions it canceled behind a tombstone (their owner died before writing
+     * their document), and the documents late copies of inserts left that it deleted.
      */
-    int sweep() {
+    RecoveryReport sweep() {
         Set<Object> tombstoned = new HashSet<>();
+        List<RecoveryReport.LateInsert> late = new ArrayList<>();
         for (Document c : registry.find().into(new ArrayList<>())) {
             if (!(c.get("target") instanceof String target) || !(c.get("database") instanceof String database)
                     || !(c.get("collection") instanceof String collection) || !targets.names().contains(target)) {
@@ -82,19 +86,35 @@ final class Sweep {
                 MongoCollection<Document> coll = targets.collection(target, database, collection);
                 for (Document doc : coll.find(new Document(Fields.MARKERS + ".0", new Document("$exists", true)))
                         .projection(Projections.exclude("__none")).batchSize(BATCH)) {
-                    resolver.resolve(coll, doc, null, null, tombstoned::add);
+                    resolve(coll, new DocumentRef(target, database, collection, doc.get(Fields.ID)), doc, tombstoned, late);
                 }
                 // Two-round locks of inserts, updates and deletes carry no marker.
                 for (Document doc : coll.find(new Document(Fields.LOCK_NONCE, new Document("$exists", true))
                                 .append(Fields.MARKERS + ".0", new Document("$exists", false)))
                         .projection(Projections.exclude("__none")).batchSize(BATCH)) {
-                    resolver.resolve(coll, doc, null, null, tombstoned::add);
+                    resolve(coll, new DocumentRef(target, database, collection, doc.get(Fields.ID)), doc, tombstoned, late);
                 }
             } catch (MongoException e) {
                 // a target down: the next pass tries again
                 log.warn("could not sweep {}.{} on {}: {}", database, collection, target, e.toString());
             }
         }
-        return tombstoned.size();
+        return new RecoveryReport(0, tombstoned.size(), 0, 0, List.of(), late.size(), late);
+    }
+
+    private void resolve(MongoCollection<Document> coll, DocumentRef ref, Document doc, Set<Object> tombstoned,
+                         List<RecoveryReport.LateInsert> late) {
+        if (Inserts.isLate(doc)) {
+            // A late copy of an insert reads as never written, whatever its transaction's state (no
+            // marker of another transaction can be on it: every prepare requires the lock absent).
+            // Deleted while still late, and reported, so the pass can say what it removed.
+            Object txId = Exclusive.lockOf(doc).get("tx");
+            if (Inserts.deleteLate(coll, ref.id(), doc)) {
+                log.info("deleted {}, left by a late copy of the insert of transaction {}", ref, txId);
+                late.add(new RecoveryReport.LateInsert(ref, txId));
+            }
+            return;
+        }
+        resolver.resolve(coll, doc, null, null, tombstoned::add);
     }
 }

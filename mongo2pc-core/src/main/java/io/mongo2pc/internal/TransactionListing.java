@@ -59,7 +59,7 @@ public final class TransactionListing {
         } else if (cursor != null) {
             filters.add(UNSTAMPED);
         }
-        Bson filter = filters.isEmpty() ? new Document() : filters.size() == 1 ? filters.get(0) : new Document("$and", filters);
+        Bson filter = filters.size() == 1 ? filters.get(0) : new Document("$and", filters);
         FindIterable<Document> found = transactions.find(filter).projection(Projections.exclude("__none")).sort(NEWEST_FIRST);
         if (cursor != null && cursor.millis() == null) {
             found = found.skip(cursor.unstamped());
@@ -88,13 +88,13 @@ public final class TransactionListing {
 
     /** How many stored transactions match {@code query}'s filters (its page size and cursor aside). */
     public long count(TransactionQuery query) {
-        List<Bson> filters = filters(query, serverTime.get());
-        return transactions.countDocuments(filters.isEmpty() ? new Document() : new Document("$and", filters));
+        return transactions.countDocuments(new Document("$and", filters(query, serverTime.get())));
     }
 
     /** The filters of {@code query} at server time {@code now} (its cursor aside). */
     private List<Bson> filters(TransactionQuery query, Instant now) {
         List<Bson> filters = new ArrayList<>();
+        filters.add(Pruning.notPruned()); // a pruned transaction's stub is its id and outcome only: not listed
         if (!query.states().isEmpty()) {
             filters.add(states(query.states()));
         }

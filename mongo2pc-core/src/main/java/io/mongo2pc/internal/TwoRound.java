@@ -8,7 +8,6 @@ import io.mongo2pc.LeaseLostException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.TransactionState;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +46,7 @@ final class TwoRound {
 
     private final TwoRoundContext c;
     private final RoundOne roundOne;
+    private final TwoRoundDecision decision;
     private final TwoRoundFinish finish;
     private final CommitInsert commitInsert;
     /** The outcome of an id another transaction holds (the caller's own id run again). */
@@ -56,6 +56,7 @@ final class TwoRound {
         this.c = c;
         this.roundOne = new RoundOne(c.targets(), c.entries(), c.retrier(), c.crashPoints());
         this.finish = new TwoRoundFinish(c);
+        this.decision = new TwoRoundDecision(c, roundOne, finish);
         this.commitInsert = new CommitInsert(c, finish, existing);
         this.existing = existing;
     }
@@ -77,15 +78,16 @@ final class TwoRound {
         register(id, ops);
         OwnedTransaction tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
         tx.nonce = UUID.randomUUID().toString();
-        Instant until = c.retrier().call("read clock", id, null, c.clock()::lowerBound)
-                .plus(c.settings().lease()).minus(c.settings().maxClockSkew());
+        Instant start = c.retrier().call("read clock", id, null, c.clock()::lowerBound);
+        tx.priority = new Priority(start, tx.nonce);
+        Instant until = start.plus(c.settings().lease()).minus(c.settings().maxClockSkew());
         tx.deadline = until;
         tx.insertedBefore = until;
         tx.stampedNanos = System.nanoTime();
         String token = c.tokens().next();
         doc.append(Fields.TOKEN, token).append(NONCE, tx.nonce).append(PROTOCOL, RULES).append(UNTIL, Date.from(until));
         if (c.settings().commitInsert()) {
-            RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, ops, until, null, new ArrayList<>());
+            RoundOne.Sent[] sent = roundOne.send(tx, until, null, new ArrayList<>());
             if (allInEffect(sent)) {
                 return commitInsert.run(tx, doc, token);
             }
@@ -95,7 +97,7 @@ final class TwoRound {
             return afterInsert(tx, sent, insert(tx, doc, token), until);
         }
         List<Insert> inserted = new ArrayList<>(1);
-        RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, ops, until, () -> insert(tx, doc, token), inserted);
+        RoundOne.Sent[] sent = roundOne.send(tx, until, () -> insert(tx, doc, token), inserted);
         return afterInsert(tx, sent, inserted.get(0), until);
     }
 
@@ -114,7 +116,7 @@ final class TwoRound {
         switch (inserted) {
             case OURS -> {
                 c.settings().metrics().started();
-                decide(tx, sent, until);
+                decision.decide(tx, sent, until);
                 return finish.drive(tx, true);
             }
             case ABANDONED -> {
@@ -150,8 +152,10 @@ final class TwoRound {
     TransactionOutcome runClaimed(OwnedTransaction tx) {
         register(tx.id, tx.ops);
         c.settings().metrics().started();
-        RoundOne.Sent[] sent = roundOne.send(tx.id, tx.nonce, tx.ops, tx.deadline, null, new ArrayList<>());
-        decide(tx, sent, null);
+        // its priority: the claim (the deadline is the claim's stamp + lease - skew)
+        tx.priority = new Priority(tx.deadline.minus(c.settings().lease()).plus(c.settings().maxClockSkew()), tx.nonce);
+        RoundOne.Sent[] sent = roundOne.send(tx, tx.deadline, null, new ArrayList<>());
+        decision.decide(tx, sent, null);
         return finish.drive(tx, true);
     }
 
@@ -195,99 +199,6 @@ final class TwoRound {
         });
     }
 
-    /**
-     * Settles every prepare of the round, then commits (all in effect) or cancels (a refusal that
-     * stands, once every prepare in doubt was waited out).
-     */
-    private void decide(OwnedTransaction tx, RoundOne.Sent[] sent, Instant roundOneUntil) {
-        Participants.Result refusal = null;
-        int refused = -1; // the operation whose refusal stands, if one does
-        for (int i = 0; i < tx.ops.size(); i++) {
-            RoundOne.Sent s = sent[i];
-            int expired = 0;
-            int resolves = 0;
-            long busySince = 0;
-            long backoffMs = 5;
-            while (true) {
-                if (s.inDoubt()) {
-                    // Retried only once no copy of it can land any more (a late copy could mark the
-                    // transaction again after its release).
-                    c.writesInDoubt().awaitPassedEverywhere(s.until(), tx.id);
-                    if (refusal != null || !c.writes().renewUnlessInsertedLate(tx, false)) {
-                        refusal = refusal != null ? refusal : insertedLate(roundOneUntil);
-                        break;
-                    }
-                    s = roundOne.resend(tx.id, tx.nonce, tx.ops.get(i), i, tx.deadline);
-                    continue;
-                }
-                Participants.Result r = s.result();
-                if (refusal != null || r.kind() == Participants.Kind.DONE) {
-                    break;
-                }
-                if (r.kind() == Participants.Kind.EXPIRED) {
-                    if (++expired > 3) {
-                        c.settings().metrics().leaseLost();
-                        throw new LeaseLostException("transaction " + tx.id + ": a prepare missed the owner's deadline "
-                                + expired + " times in a row; the lease " + c.settings().lease().toMillis()
-                                + "ms is too short for the database's latency", tx.id, tx.state);
-                    }
-                    if (!c.writes().renewUnlessInsertedLate(tx, false)) {
-                        refusal = insertedLate(roundOneUntil);
-                        break;
-                    }
-                } else if (r.kind() == Participants.Kind.BUSY) {
-                    if (resolveOn(tx, i, null) == 0) {
-                        long now = c.settings().clock().nanoTime();
-                        busySince = busySince == 0 ? now : busySince;
-                        if (now - busySince > c.settings().conflictTimeout().toNanos()) {
-                            c.settings().metrics().conflict();
-                            refusal = r;
-                            refused = i;
-                            break;
-                        }
-                        c.writes().waitBusy(backoffMs, tx.id, PENDING);
-                        backoffMs = Math.min(200, backoffMs * 2);
-                    }
-                } else if (resolves++ >= 3 || resolveOn(tx, i, r.seen()) == 0) {
-                    // Refused, and no marker of another transaction that could be resolved (a committed
-                    // credit not released yet) was: the refusal stands. Else the prepare is sent again.
-                    refusal = r;
-                    refused = i;
-                    break;
-                }
-                if (!c.writes().renewUnlessInsertedLate(tx, true)) {
-                    refusal = insertedLate(roundOneUntil);
-                    break;
-                }
-                s = roundOne.resend(tx.id, tx.nonce, tx.ops.get(i), i, tx.deadline);
-            }
-        }
-        if (refusal == null) {
-            // Only a document inserted before its deadline: one inserted later may have had its prepares
-            // undone behind a tombstone by a resolver, and the tombstone pruned since (recovery cancels
-            // such a document for the same reason).
-            Document notLate = roundOneUntil == null ? null : new Document(INSERTED_AT, new Document("$lt", Date.from(roundOneUntil)));
-            if (!c.writes().moveIf(tx, Transition.PENDING_TO_APPLIED, null, notLate)) {
-                tx.reason = "its document was inserted after its deadline " + roundOneUntil;
-                tx.code = ReasonCode.TIMED_OUT;
-                c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
-            }
-        } else {
-            if (refused >= 0) {
-                tx.refusedAt(refused, refusal);
-            } else {
-                tx.reason = refusal.reason();
-                tx.code = refusal.code();
-            }
-            c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
-        }
-    }
-
-    /** The refusal of a transaction whose document was inserted at or after {@code until}: it can only cancel. */
-    private static Participants.Result insertedLate(Instant until) {
-        return Participants.Result.refused(ReasonCode.TIMED_OUT, "its document was inserted after its deadline " + until);
-    }
-
     /** True if every prepare of {@code tx} is in effect: an increment's entry, an exclusive operation's lock, with its nonce. */
     private boolean allPrepared(OwnedTransaction tx) {
         for (Operation op : tx.ops) {
@@ -304,21 +215,6 @@ final class TwoRound {
     }
 
     /**
-     * Resolves the markers of other transactions on the participant of operation {@code i}, as
-     * {@code seen} shows it (read just now to tell why a prepare was refused) or else as read now;
-     * how many it removed.
-     */
-    private int resolveOn(OwnedTransaction tx, int i, Document seen) {
-        var ref = tx.ops.get(i).document();
-        var coll = c.targets().collection(ref);
-        return c.retrier().call("resolve markers", tx.id, tx.state, () -> {
-            Document doc = seen != null ? seen
-                    : coll.find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
-            return doc == null ? 0 : c.resolver().resolve(coll, doc, tx.id, tx.nonce);
-        });
-    }
-
-    /**
      * Drives a two-round transaction just taken over ({@code taken}, under its new epoch): pending
      * rolls forward, unless inserted after its deadline or {@code cancelReason} is given (then it
      * cancels); applied releases; canceling undoes.
@@ -331,6 +227,9 @@ final class TwoRound {
         tx.code = ReasonCode.parse(taken.get(Fields.CODE)).orElse(null);
         tx.failed = FailedOperations.of(taken);
         c.writes().stamped(tx, TransactionStore.stamped(taken));
+        // Its priority from the takeover on: never older than the one its prepares in effect carry
+        // (docs/CONFLICTS.md: a transaction never waits for one it must yield to).
+        tx.priority = new Priority(TransactionStore.stamped(taken), tx.nonce);
         try {
             if (tx.state == PENDING) {
                 Date insertedAt = taken.getDate(INSERTED_AT);
@@ -350,8 +249,8 @@ final class TwoRound {
                     tx.code = cancelReason != null ? ReasonCode.CANCELED_BY_OPERATOR : ReasonCode.TIMED_OUT;
                     c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                 } else {
-                    RoundOne.Sent[] sent = roundOne.send(id, tx.nonce, tx.ops, tx.deadline, null, new ArrayList<>());
-                    decide(tx, sent, null); // not late: checked at the takeover
+                    RoundOne.Sent[] sent = roundOne.send(tx, tx.deadline, null, new ArrayList<>());
+                    decision.decide(tx, sent, null); // not late: checked at the takeover
                 }
             }
             TransactionOutcome outcome = finish.drive(tx, false);

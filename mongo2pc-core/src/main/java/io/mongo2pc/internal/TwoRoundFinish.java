@@ -26,7 +26,6 @@ import java.util.Map;
 import java.util.Set;
 
 import static io.mongo2pc.TransactionState.APPLIED;
-import static io.mongo2pc.TransactionState.CANCELED;
 import static io.mongo2pc.TransactionState.CANCELING;
 import static io.mongo2pc.TransactionState.DONE;
 
@@ -74,10 +73,12 @@ final class TwoRoundFinish {
             try {
                 finish(tx);
             } catch (MongoException | TransactionException e) {
-                if (!ownCall || finisher == null) {
+                if (!ownCall) {
                     throw e;
                 }
-                // Committed: an error while finishing must not read as a failure a caller might retry.
+                // Past its commit point the caller's transaction is committed, whatever finishing it met
+                // (another process that took it over, its document finished and pruned, an error): that
+                // must not read as a failure the caller might retry (and so pay twice).
                 log.warn("transaction {} committed; finishing it failed ({}), it is rolled forward by others", tx.id, e.toString());
                 return new TransactionOutcome(tx.id, APPLIED, null);
             }
@@ -108,7 +109,7 @@ final class TwoRoundFinish {
             });
             for (int n = 0; n < group.size(); n++) {
                 if (answers[n] != WriteCombiner.Answer.MATCHED) {
-                    entryWrite(tx, group.get(n), writes.get(n)); // matched, or the entry gone: released (by anyone)
+                    entryWrite(tx, group.get(n), writes.get(n), Step.RELEASE); // matched, or the entry gone: released (by anyone)
                 }
             }
         }
@@ -136,7 +137,11 @@ final class TwoRoundFinish {
         });
     }
 
-    /** Undoes every entry of {@code tx}: {@code fenced} under the owner's deadline (renewed when passed), else by the nonce alone. */
+    /**
+     * Undoes every entry and lock of {@code tx}: {@code fenced} under the owner's deadline (renewed
+     * when passed), else by the nonce alone. Canceling, or still pending when it yields to an older
+     * transaction (docs/CONFLICTS.md): either way only once no prepare of its round can still land.
+     */
     void undoAll(OwnedTransaction tx, boolean fenced) {
         for (int i = tx.ops.size() - 1; i >= 0; i--) {
             Operation op = tx.ops.get(i);
@@ -148,7 +153,7 @@ final class TwoRoundFinish {
                 Participants.Result result;
                 if (op instanceof Operation.Increment inc) {
                     var write = Entries.undoWrite(op.document().id(), tx.id, tx.nonce, Entries.now(inc), fenced ? tx.deadline : null);
-                    result = entryWrite(tx, i, write);
+                    result = entryWrite(tx, i, write, Step.UNDO);
                 } else {
                     result = undoExclusive(tx, i, fenced);
                 }
@@ -175,9 +180,8 @@ final class TwoRoundFinish {
         });
     }
 
-    private Participants.Result entryWrite(OwnedTransaction tx, int i, UpdateOneModel<Document> write) {
+    private Participants.Result entryWrite(OwnedTransaction tx, int i, UpdateOneModel<Document> write, Step step) {
         DocumentRef ref = tx.ops.get(i).document();
-        Step step = tx.state == CANCELING || tx.state == CANCELED ? Step.UNDO : Step.RELEASE;
         return c.retrier().call(step.name().toLowerCase(Locale.ROOT), tx.id, tx.state, () -> {
             Participants.Result result = Entries.entryWrite(c.targets().collection(ref), ref.id(), tx.id, tx.nonce, write);
             if (step == Step.UNDO) {

@@ -4,6 +4,7 @@ import com.mongodb.MongoException;
 import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.Operation;
 import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.RecoveryReport;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,14 +109,14 @@ final class WritesInDoubt {
     /**
      * Deletes what late copies of inserts left for transactions that have ended (each noted
      * insert's document, only while it carries that transaction's insert lock); forgets the notes
-     * of transactions ended more than {@link #HORIZON} ago. Returns how many documents it deleted.
+     * of transactions ended more than {@link #HORIZON} ago. Returns the documents it deleted.
      */
-    int sweep(Instant now) {
-        int removed = 0;
+    List<RecoveryReport.LateInsert> sweep(Instant now) {
+        List<RecoveryReport.LateInsert> removed = new ArrayList<>();
         for (Document tx : retrier.call("find inserts in doubt", null, null, () -> store.withInsertsInDoubt(SWEEP_BATCH))) {
             Object id = tx.get(Fields.ID);
             try {
-                removed += sweep(tx, id);
+                removed.addAll(sweep(tx, id));
                 Date ended = tx.getDate(Fields.LAST_MODIFIED);
                 if (ended != null && ended.toInstant().isBefore(now.minus(HORIZON))) {
                     store.collection().updateOne(new Document(Fields.ID, id),
@@ -129,9 +130,9 @@ final class WritesInDoubt {
         return removed;
     }
 
-    private int sweep(Document tx, Object id) {
+    private List<RecoveryReport.LateInsert> sweep(Document tx, Object id) {
         List<Operation> ops = operationsOf.apply(tx);
-        int removed = 0;
+        List<RecoveryReport.LateInsert> removed = new ArrayList<>();
         for (Object index : tx.getList(Fields.INSERTS_IN_DOUBT, Object.class, List.of())) {
             int i = index instanceof Number n ? n.intValue() : -1;
             if (i >= 0 && i < ops.size() && ops.get(i) instanceof Operation.Insert insert) {
@@ -140,8 +141,8 @@ final class WritesInDoubt {
                 if (deleted > 0) {
                     log.info("deleted {}, left by a late copy of the insert of transaction {} ({})", insert.document(), id,
                             LateCommit.stateOf(tx).stored());
+                    removed.add(new RecoveryReport.LateInsert(insert.document(), id));
                 }
-                removed += (int) deleted;
             }
         }
         return removed;

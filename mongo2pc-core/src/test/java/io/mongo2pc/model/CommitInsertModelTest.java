@@ -36,7 +36,12 @@ class CommitInsertModelTest {
         static final Setup SMALL = new Setup("T1 commits", false, 1, new int[] {0, 1, 0}, 0, new int[] {0, 0, 0}, 0, 0, 1);
 
         TwoRoundModel model(Set<TwoRoundBug> bugs, boolean commitInsert) {
-            return new TwoRoundModel(bugs, exclusive, false, commitInsert, txs == 1, txs, balances, 2, skew, behind, crashes, delays, helpers);
+            return model(bugs, commitInsert, false);
+        }
+
+        TwoRoundModel model(Set<TwoRoundBug> bugs, boolean commitInsert, boolean reader) {
+            return new TwoRoundModel(bugs, exclusive, false, commitInsert, txs == 1, reader, txs, balances, 2, skew, behind, crashes,
+                    delays, helpers);
         }
 
         @Override
@@ -47,10 +52,14 @@ class CommitInsertModelTest {
     }
 
     private static ModelChecker.Outcome check(Set<TwoRoundBug> bugs, Setup setup, boolean commitInsert) {
+        return check(bugs, setup, commitInsert, false);
+    }
+
+    private static ModelChecker.Outcome check(Set<TwoRoundBug> bugs, Setup setup, boolean commitInsert, boolean reader) {
         long start = System.nanoTime();
-        TwoRoundModel model = setup.model(bugs, commitInsert);
+        TwoRoundModel model = setup.model(bugs, commitInsert, reader);
         ModelChecker.Outcome outcome = new ModelChecker<>(model, model.situations()).run();
-        System.out.println((commitInsert ? "commit-insert model " : "two-round model with prune ")
+        System.out.println((commitInsert ? "commit-insert model " : "two-round model with prune ") + (reader ? "and a reader " : "")
                 + (bugs.isEmpty() ? "correct protocol" : bugs) + ", " + setup + ": " + outcome.report()
                 + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         return outcome;
@@ -120,6 +129,40 @@ class CommitInsertModelTest {
 
         assertThat(outcome.violation()).as(outcome.report()).isNull();
         assertThat(outcome.finishedStates()).isPositive();
+    }
+
+    /**
+     * A reader whose reads are apart (the account, then the documents of the transactions it names,
+     * as a cut reads them) while prune deletes finished documents: it returns only a committed value
+     * of some moment of its read. A transaction it finds without a document counts as not committed
+     * only if its marker is still there when it reads the account again.
+     */
+    @Test
+    void commitInsertWithPrune_readerWithItsReadsApart_returnsOnlyACommittedValueOfTheReadsMoments() {
+        Setup refused = new Setup("T1 refused", false, 1, new int[] {0, 0, 0}, 0, new int[] {0, 0, 0}, 0, 0, 1);
+        for (Setup setup : new Setup[] {Setup.SMALL, refused}) {
+            ModelChecker.Outcome outcome = check(EnumSet.noneOf(TwoRoundBug.class), setup, true, true);
+
+            assertThat(outcome.violation()).as(outcome.report()).isNull();
+            assertThat(outcome.finishedStates()).isPositive();
+            if (setup == Setup.SMALL) {
+                assertThat(outcome.reached()).as("situations the search must reach").allSatisfy((situation, states) -> {
+                    if (situation.startsWith("a reader")) {
+                        assertThat(states).as(situation).isPositive();
+                    }
+                });
+            }
+        }
+    }
+
+    @Test
+    void commitInsertWithPrune_readerWithoutRecheck_isCaughtWithAShortestTrace() {
+        ModelChecker.Outcome outcome = check(EnumSet.of(TwoRoundBug.READER_WITHOUT_RECHECK), Setup.SMALL, true, true);
+
+        assertThat(outcome.violation()).as("the model must catch READER_WITHOUT_RECHECK").isNotNull()
+                .contains("no moment of the read had that committed value");
+        assertThat(outcome.trace()).hasSizeGreaterThan(1);
+        System.out.println(String.join("\n", outcome.trace()));
     }
 
     /** What each deliberate bug must be caught as: a part of the violation's message. */

@@ -81,6 +81,13 @@ enum TwoRoundBug {
     READER_IGNORES_LATENESS(true, false, true),
     /** Nobody applies the lateness rule (owner and readers): "committed iff inserted", with prune deleting tombstones. */
     NO_LATENESS_RULE(true, false, true),
+    /**
+     * A reader takes a transaction it did not find committed (no document, or one that counts as not
+     * committed) for one not committed without reading the account again: prune may have removed the
+     * document after its transaction committed and released the marker the reader had read (and a
+     * late copy of its insert may have written another since).
+     */
+    READER_WITHOUT_RECHECK(true, false, true),
     /** The owner cancels without a document by its own undo, without first settling every prepare of its round. */
     CANCEL_WITHOUT_DOCUMENT_BEFORE_SETTLED(true, false, true),
     /**

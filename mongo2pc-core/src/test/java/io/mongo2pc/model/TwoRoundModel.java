@@ -62,6 +62,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
      * modified for a lease, at any time after that.
      */
     final boolean prune;
+    /** A reader of readCommitted whose reads are apart ({@link TwoRoundReader}; one transaction only). */
+    final boolean reader;
     final int txs;
     final int[] initial;
     final int lease;
@@ -81,6 +83,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     private final TwoRoundProcesses processes = new TwoRoundProcesses(this, server);
     private final TwoRoundInvariants invariants = new TwoRoundInvariants(this);
     private final TwoRoundCanonical canonical = new TwoRoundCanonical(this);
+    private final TwoRoundReader readers = new TwoRoundReader(this);
 
     TwoRoundModel(Set<TwoRoundBug> bugs, int txs, int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         this(bugs, false, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
@@ -93,10 +96,17 @@ final class TwoRoundModel implements Model<TwoRoundState> {
 
     TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, boolean refusesChange, boolean commitInsert, boolean prune, int txs,
                   int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
+        this(bugs, exclusive, refusesChange, commitInsert, prune, false, txs, initial, lease, skew, behind, crashes, delays, helpers);
+    }
+
+    TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, boolean refusesChange, boolean commitInsert, boolean prune, boolean reader,
+                  int txs, int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         if (txs < 1 || txs > 2 || initial.length != 3 || behind.length != 3 || skew >= lease
-                || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew)) {
-            throw new IllegalArgumentException("need 1..2 transactions, 3 balances, 0 <= behind <= skew < lease");
+                || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew) || reader && (txs != 1 || exclusive)) {
+            throw new IllegalArgumentException("need 1..2 transactions, 3 balances, 0 <= behind <= skew < lease;"
+                    + " a reader with one transfer only");
         }
+        this.reader = reader;
         this.bugs = bugs.isEmpty() ? EnumSet.noneOf(TwoRoundBug.class) : EnumSet.copyOf(bugs);
         this.exclusive = exclusive;
         this.refusesChange = refusesChange;
@@ -265,6 +275,9 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 out.add(new Step<>(() -> "prune deletes T" + (t + 1) + "'s document (" + s.doc[t].stored() + ")", normalize(n)));
             }
         }
+        if (reader) {
+            readers.steps(s, out);
+        }
         out.add(new Step<>(() -> "tick", tick(s)));
         return out;
     }
@@ -301,7 +314,8 @@ final class TwoRoundModel implements Model<TwoRoundState> {
 
     @Override
     public String transitionViolation(TwoRoundState from, TwoRoundState to) {
-        return invariants.transitionViolation(from, to);
+        String read = reader ? readers.violation(from, to) : null;
+        return read != null ? read : invariants.transitionViolation(from, to);
     }
 
     /** Nothing in flight, no marker left, and every transaction terminal or without a document. */
@@ -328,7 +342,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
      * mongo2pc-core/target/test-classes:mongo2pc-core/target/classes io.mongo2pc.model.TwoRoundModel
      * txs=2 crashes=1 helpers=1}. Arguments: {@code txs=1|2 balances=A,B,C lease=N skew=N
      * behind=A,B,C crashes=N delays=N helpers=N exclusive=true|false refusesChange=true|false
-     * commitInsert=true|false prune=true|false bug=NAME} (bug repeatable).
+     * commitInsert=true|false prune=true|false reader=true|false bug=NAME} (bug repeatable).
      */
     public static void main(String[] args) {
         int txs = 2;
@@ -343,6 +357,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         boolean refusesChange = false;
         boolean commitInsert = false;
         boolean prune = false;
+        boolean reader = false;
         Set<TwoRoundBug> bugs = EnumSet.noneOf(TwoRoundBug.class);
         for (String arg : args) {
             String[] kv = arg.split("=", 2);
@@ -359,12 +374,14 @@ final class TwoRoundModel implements Model<TwoRoundState> {
                 case "refusesChange" -> refusesChange = Boolean.parseBoolean(kv[1]);
                 case "commitInsert" -> commitInsert = Boolean.parseBoolean(kv[1]);
                 case "prune" -> prune = Boolean.parseBoolean(kv[1]);
+                case "reader" -> reader = Boolean.parseBoolean(kv[1]);
                 case "bug" -> bugs.add(TwoRoundBug.valueOf(kv[1]));
                 default -> throw new IllegalArgumentException("unknown argument " + arg);
             }
         }
         long start = System.nanoTime();
-        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, refusesChange, commitInsert, prune, txs, balances, lease, skew, behind, crashes, delays, helpers);
+        TwoRoundModel model = new TwoRoundModel(bugs, exclusive, refusesChange, commitInsert, prune, reader, txs, balances, lease, skew, behind,
+                crashes, delays, helpers);
         ModelChecker.Outcome outcome = new ModelChecker<>(model, model.situations()).run();
         System.out.println(String.join(" ", args) + ": " + outcome.report() + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         System.exit(outcome.ok() ? 0 : 1);

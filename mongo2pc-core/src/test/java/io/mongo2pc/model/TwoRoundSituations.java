@@ -53,6 +53,12 @@ final class TwoRoundSituations {
             watch.put("the pending document inserted after a prepare in doubt", s -> s.doc[0] == TransactionState.PENDING);
             watch.put("a terminal document pruned with entries left", s -> s.pruned[0] && s.doc[0] == null && s.anyMarker(0));
         }
+        if (m.reader) {
+            watch.put("a reader found no document for a committed transaction whose marker it read", s -> s.read != null
+                    && s.read.phase() == TwoRoundReader.DOCUMENTS_READ && s.read.found(0) == TwoRoundReader.NO_DOCUMENT && s.committed[0]);
+            watch.put("a reader found a late copy's document of a committed transaction whose marker it read", s -> s.read != null
+                    && s.read.phase() == TwoRoundReader.DOCUMENTS_READ && s.read.found(0) == TwoRoundReader.NOT_COMMITTED && s.committed[0]);
+        }
         if (m.txs == 2) {
             watch.put("T2 committed", s -> s.committed[1]);
             watch.put("T2 canceled", s -> s.canceled[1]);

@@ -259,6 +259,8 @@ final class TwoRoundState {
     /** How many more writes may be delayed past their sender's timeout (each leaves an orphan on the wire). */
     int delaysLeft;
     Proc[] procs;
+    /** The reader of readCommitted whose reads are apart (the model's {@code reader} switch), or null while idle. */
+    TwoRoundReader.Read read;
     /** Writes sent and not yet run by the server. Sorted (a multiset). */
     List<Msg> wire = new ArrayList<>();
 
@@ -290,6 +292,7 @@ final class TwoRoundState {
         s.crashesLeft = crashesLeft;
         s.delaysLeft = delaysLeft;
         s.procs = procs.clone();
+        s.read = read;
         s.wire = new ArrayList<>(wire);
         return s;
     }
@@ -328,6 +331,9 @@ final class TwoRoundState {
         }
         for (Msg m : wire) {
             appendMsg(b, m);
+        }
+        if (read != null) {
+            b.append('r').append(read.code());
         }
         return b.toString();
     }
@@ -371,6 +377,9 @@ final class TwoRoundState {
         }
         for (int p = 0; p < procs.length; p++) {
             b.append("P").append(p).append('=').append(procs[p]).append(' ');
+        }
+        if (read != null) {
+            b.append(read).append(' ');
         }
         if (!wire.isEmpty()) {
             b.append("wire=").append(wire);

@@ -1,5 +1,6 @@
 package io.mongo2pc.regression;
 
+import io.mongo2pc.testing.TestManagers;
 import com.mongodb.MongoSocketReadException;
 import com.mongodb.ServerAddress;
 import com.mongodb.client.MongoCollection;
@@ -81,7 +82,7 @@ class LateInsertRenewalTest {
         }
         assertThat(balance(accounts, "A")).as("the resolver gave the hold back").isEqualTo(100L);
         tombstoned.set(true);
-        assertThat(other.prune(Duration.ZERO)).as("the tombstone pruned").isEqualTo(1L);
+        assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("the tombstone pruned").isEqualTo(1L);
         resume.countDown();
         try {
             TransactionOutcome outcome = run.get(60, TimeUnit.SECONDS);

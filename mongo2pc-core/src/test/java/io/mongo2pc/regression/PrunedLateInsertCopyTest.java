@@ -1,5 +1,6 @@
 package io.mongo2pc.regression;
 
+import io.mongo2pc.testing.TestManagers;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.DocumentRef;
@@ -77,7 +78,7 @@ class PrunedLateInsertCopyTest {
 
             assertThat(held).as("the insert was held").hasValue(1);
             assertThat(outcome.isCommitted()).as(String.valueOf(outcome.reason())).isTrue();
-            assertThat(other.prune(Duration.ZERO)).as("pruned right after the transfer").isEqualTo(1L);
+            assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("pruned right after the transfer").isEqualTo(1L);
             if (pastDeadline) {
                 Thread.sleep(lease.toMillis() + 200);
             }

@@ -195,7 +195,7 @@ class TwoRoundReviewTest {
                 other.recover(Duration.ZERO);
             }
             assertThat(balance("A")).as("the sweep gave the hold back").isEqualTo(100L);
-            assertThat(other.prune(Duration.ZERO)).as("the tombstone pruned").isEqualTo(1L);
+            assertThat(other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned()).as("the tombstone pruned").isEqualTo(1L);
             deliver.countDown();
             TransactionOutcome outcome = run.get(60, TimeUnit.SECONDS);
 

@@ -136,7 +136,7 @@ public class FencingTest {
                 .containsExactlyInAnyOrder("_id", "balance", "pendingTransactions");
 
         // when
-        long pruned = other.prune(Duration.ZERO);
+        long pruned = other.prune(Duration.ZERO, TestManagers.FORGET_NOW).pruned();
 
         // then
         assertThat(pruned).isEqualTo(1);

@@ -1,6 +1,7 @@
 package io.mongo2pc.testing;
 
 import com.mongodb.client.MongoClient;
+import io.mongo2pc.PruneOptions;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionManagerBuilder;
 import io.mongo2pc.spi.CrashHook;
@@ -17,6 +18,13 @@ import java.time.Duration;
  * (mongo2pc-core's test jar); the bank's wrap these in {@code Bank.configure}.
  */
 public final class TestManagers {
+    /**
+     * Prune options that remove every finished transaction at once, done and canceled, ids and all (no
+     * stub): for tests that need a finished transaction's document gone, as prune forced below the
+     * lease and forgetting ids leaves it.
+     */
+    public static final PruneOptions FORGET_NOW = PruneOptions.builder().force(true).includeCanceled(true).forgetIds(true).build();
+
     /** How long tests that crash or fence an owner on purpose retry one step. */
     public static final Duration RETRY_TIMEOUT = Duration.ofSeconds(5);
 

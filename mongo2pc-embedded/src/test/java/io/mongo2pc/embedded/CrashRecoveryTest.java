@@ -81,7 +81,16 @@ class CrashRecoveryTest {
                 thread.start();
                 writers.add(thread);
             }
-            Thread.sleep(300 + random.nextInt(1500));
+            // Kill at a random moment once this round's writers got going: a fixed pause alone left
+            // some rounds on a loaded machine without a single acknowledged write (nothing tested).
+            long roundStart = acknowledged(acked);
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (acknowledged(acked) < roundStart + 20 && System.nanoTime() < deadline && writers.stream().anyMatch(Thread::isAlive)) {
+                Thread.sleep(10);
+            }
+            assertThat(acknowledged(acked)).as("writes acknowledged within a minute of round %d's start", crash)
+                    .isGreaterThanOrEqualTo(roundStart + 20);
+            Thread.sleep(random.nextInt(1500));
             server.kill();
             stop.set(true);
             for (Thread thread : writers) {
@@ -96,6 +105,14 @@ class CrashRecoveryTest {
         }
         System.out.println("acknowledged writes at the end: " + totalAcked);
         assertThat(totalAcked).as("the writers made progress").isGreaterThan(CRASHES * 20L);
+    }
+
+    private static long acknowledged(Acked[] acked) {
+        long sum = 0;
+        for (Acked a : acked) {
+            sum += a.counter;
+        }
+        return sum;
     }
 
     private static void write(MongoClient client, int writer, Acked acked, AtomicBoolean stop) {

@@ -168,7 +168,7 @@ public final class BenchCommand extends BaseCommand {
                 throw CliException.badInput("--plot " + plot + ": cannot write a file there (checked before the run, not after it)");
             }
         }
-        try (Session session = open();
+        try (Session session = openCreatingData(java.util.Map.of());
              TransactionManager own = mode == Mode.library
                      ? session.newBenchManager(finish == Finish.background, combinedRequests, twoRound, !noCommitInsert) : null) {
             Bank bank = own == null ? session.bank() : new Bank(own);
