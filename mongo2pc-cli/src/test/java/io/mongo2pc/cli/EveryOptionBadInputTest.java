@@ -92,6 +92,9 @@ class EveryOptionBadInputTest {
         badValues.put("worker --finish", List.of("later"));
         badValues.put("recover --target", TARGETS);
         badValues.put("cancel --reason", List.of());
+        for (String command : List.of("transfer", "submit", "tx")) {
+            badValues.put(command + " --id", List.of("", "  "));
+        }
         badValues.put("verify --expect-total", List.of("abc", "1.2.3", "", "-", "1e3"));
         badValues.put("demo --transfers", List.of("-1", "10001"));
         badValues.put("demo --workers", List.of("0", "17"));
