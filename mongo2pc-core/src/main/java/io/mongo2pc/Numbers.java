@@ -40,6 +40,20 @@ public final class Numbers {
         return BigDecimal.valueOf(number.longValue());
     }
 
+    /**
+     * The decimal a person reads for {@code number}: {@link #exact}, but a double written in Java's
+     * exponent form ({@code 1.0E-7}) without the trailing zero that form adds ({@code 0.0000001}).
+     * Show it with {@link BigDecimal#toPlainString()}, never in exponent form. Finite numbers only.
+     */
+    public static BigDecimal shown(Number number) {
+        BigDecimal exact = exact(number);
+        if ((number instanceof Double || number instanceof Float) && Double.toString(number.doubleValue()).contains("E")) {
+            exact = exact.stripTrailingZeros();
+            return exact.scale() < 0 ? exact.setScale(0) : exact;
+        }
+        return exact;
+    }
+
     /** True for a number with a decimal value: not NaN, not an infinity. */
     public static boolean isFinite(Object number) {
         if (number instanceof Decimal128 d) {

@@ -9,7 +9,11 @@ import java.util.Optional;
  * reads the transaction gets it. Immutable.
  */
 public enum ReasonCode {
-    /** A debit's funds check refused it: the guard {@code {field: {$gte: amount}}} of an increment by {@code -amount}. */
+    /**
+     * A debit's funds check refused it: the guard {@code {field: {$gte: amount}}} of an increment by
+     * {@code -amount}, of the tutorial's {@code balance} field or of an operation flagged
+     * {@link Operation.Flag#DEBIT}. The same check of another field (a stock count) is {@link #GUARD_FAILED}.
+     */
     INSUFFICIENT_FUNDS,
     /** A guard did not hold, or the server refused the change (e.g. an increment of a text field). */
     GUARD_FAILED,

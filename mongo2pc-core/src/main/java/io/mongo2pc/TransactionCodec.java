@@ -19,4 +19,13 @@ public interface TransactionCodec {
      * @param coordinatorDatabase the database of the transactions collection the document came from
      */
     Optional<List<Operation>> operations(Document transaction, String coordinatorDatabase);
+
+    /**
+     * A filter of the transaction documents this codec reads whose operations touch a document with
+     * the {@code _id} {@code documentId} (a transfer's {@code source} or {@code destination}), for
+     * {@link TransactionQuery.Builder#touching}; empty if it cannot tell (the default).
+     */
+    default Optional<Document> touching(Object documentId) {
+        return Optional.empty();
+    }
 }

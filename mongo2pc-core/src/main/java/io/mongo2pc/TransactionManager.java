@@ -284,6 +284,25 @@ public final class TransactionManager implements AutoCloseable {
         return engine.list(Objects.requireNonNull(query, "query"));
     }
 
+    /** How many stored transactions match {@code query} (its filters; its page size and cursor aside). Reads only. */
+    public long count(TransactionQuery query) {
+        return engine.count(Objects.requireNonNull(query, "query"));
+    }
+
+    /**
+     * Records on transaction {@code transactionId} that {@code by} (a person, a token's name) did
+     * {@code action} ("cancel", "recover"), with the server's time, in its document's {@code actions}
+     * (the last 20 kept): an audit of the hand on it. Changes nothing else, not even its
+     * {@code lastModified}. False if there is no such transaction.
+     */
+    public boolean note(Object transactionId, String action, String by) {
+        Objects.requireNonNull(transactionId, "transactionId");
+        if (action == null || action.isBlank() || by == null || by.isBlank()) {
+            throw new IllegalArgumentException("a note needs an action and who did it, got " + action + " by " + by);
+        }
+        return engine.note(transactionId, action, by);
+    }
+
     /** The open transaction that has waited longest since its last change (never stamped ones first), if any. */
     public Optional<TransactionView> oldestOpenTransaction() {
         return engine.oldestOpenTransaction();

@@ -3,6 +3,7 @@ package io.mongo2pc;
 import io.mongo2pc.internal.ListCursor;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -35,6 +36,9 @@ public final class TransactionQuery {
     private final String application;
     private final int limit;
     private final String after;
+    private final Instant changedFrom;
+    private final Instant changedTo;
+    private final Object touching;
 
     private TransactionQuery(Builder b, String after) {
         this.states = Collections.unmodifiableSet(b.states.isEmpty() ? EnumSet.noneOf(TransactionState.class) : EnumSet.copyOf(b.states));
@@ -43,6 +47,9 @@ public final class TransactionQuery {
         this.application = b.application;
         this.limit = b.limit;
         this.after = after;
+        this.changedFrom = b.changedFrom;
+        this.changedTo = b.changedTo;
+        this.touching = b.touching;
     }
 
     public static Builder builder() {
@@ -84,6 +91,21 @@ public final class TransactionQuery {
         return after;
     }
 
+    /** Only transactions last changed at or after this time (server clock); null: any. */
+    public Instant changedFrom() {
+        return changedFrom;
+    }
+
+    /** Only transactions last changed before this time (server clock); null: any. */
+    public Instant changedTo() {
+        return changedTo;
+    }
+
+    /** Only transactions with an operation on a document of this {@code _id} (in any collection); null: any. */
+    public Object touching() {
+        return touching;
+    }
+
     /**
      * This query, starting after {@code cursor} ({@link TransactionPage#next()} of a page of it).
      * Throws {@link IllegalArgumentException} for text that is not such a cursor.
@@ -95,13 +117,17 @@ public final class TransactionQuery {
         b.owner = owner;
         b.application = application;
         b.limit = limit;
+        b.changedFrom = changedFrom;
+        b.changedTo = changedTo;
+        b.touching = touching;
         return b.after(cursor).build();
     }
 
     @Override
     public String toString() {
         return "TransactionQuery{states=" + states + ", olderThan=" + olderThan + ", owner=" + owner + ", application="
-                + application + ", limit=" + limit + ", after=" + after + "}";
+                + application + ", limit=" + limit + ", after=" + after + ", changedFrom=" + changedFrom + ", changedTo="
+                + changedTo + ", touching=" + touching + "}";
     }
 
     /** Builds a {@link TransactionQuery}. Not thread-safe. */
@@ -112,6 +138,9 @@ public final class TransactionQuery {
         private String application;
         private int limit = DEFAULT_LIMIT;
         private String after;
+        private Instant changedFrom;
+        private Instant changedTo;
+        private Object touching;
 
         private Builder() { }
 
@@ -157,6 +186,33 @@ public final class TransactionQuery {
                 ListCursor.decode(cursor); // refuses what no page gave, before any read
             }
             this.after = cursor;
+            return this;
+        }
+
+        /**
+         * Only transactions last changed in {@code [from, to)} by the database server's clock (either
+         * null: open on that side). A transaction's last change is its {@code lastModified}.
+         */
+        public Builder changedBetween(Instant from, Instant to) {
+            if (from != null && to != null && !from.isBefore(to)) {
+                throw new IllegalArgumentException("the time range must start before it ends, got from " + from + " to " + to);
+            }
+            this.changedFrom = from;
+            this.changedTo = to;
+            return this;
+        }
+
+        /**
+         * Only transactions with an operation on a document whose {@code _id} is {@code documentId},
+         * in any collection: which transactions touched account {@code bob}. Transfers are found by
+         * their source and destination, other transactions by their stored operations.
+         */
+        public Builder touching(Object documentId) {
+            if (documentId == null || documentId instanceof String text && text.isBlank()) {
+                throw new IllegalArgumentException("the document's id must not be empty");
+            }
+            DocumentRef.requirePlainId(documentId, "document id");
+            this.touching = documentId;
             return this;
         }
 

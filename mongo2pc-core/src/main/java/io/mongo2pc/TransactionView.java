@@ -1,5 +1,6 @@
 package io.mongo2pc;
 
+import io.mongo2pc.internal.FailedOperations;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -72,8 +73,15 @@ public record TransactionView(Object id, TransactionState state, String applicat
         return !now.isBefore(lastModified.plus(lease == null ? leaseIfNone : lease));
     }
 
+    /** The operation whose refusal canceled it (its index and document), or null if none did. */
+    public TransactionOutcome.FailedOperation failedOperation() {
+        return lateCommit || state != TransactionState.CANCELED && state != TransactionState.CANCELING ? null
+                : FailedOperations.of(document);
+    }
+
     /** How it ended, or null while it is open (applied counts as committed). */
     public TransactionOutcome outcome() {
-        return isTerminal() || state == TransactionState.APPLIED ? new TransactionOutcome(id, state, reason, reasonCode) : null;
+        return isTerminal() || state == TransactionState.APPLIED
+                ? new TransactionOutcome(id, state, reason, reasonCode, failedOperation()) : null;
     }
 }

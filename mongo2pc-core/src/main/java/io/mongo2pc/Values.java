@@ -1,6 +1,8 @@
 package io.mongo2pc;
 
 import org.bson.Document;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
 import org.bson.types.Decimal128;
 import org.bson.types.ObjectId;
 
@@ -34,6 +36,39 @@ public final class Values {
         }
         return String.valueOf(value);
     }
+
+    /**
+     * A value as JSON shows it, numbers in plain decimal ({@code 0.000001} and {@code 10.00}, never
+     * {@code 1E-6} or {@code {"$numberDecimal": "10.00"}}), text in quotes: for messages that show
+     * stored values and guards.
+     */
+    public static String plain(Object value) {
+        if (value instanceof Number n) {
+            return Numbers.isFinite(n) ? Numbers.shown(n).toPlainString() : String.valueOf(n);
+        }
+        if (value instanceof String || value instanceof Document || value instanceof List<?> || value instanceof Map<?, ?>) {
+            String json = new Document("v", value).toJson(PLAIN);
+            return json.substring(json.indexOf(':') + 1, json.length() - 1).trim();
+        }
+        return text(value);
+    }
+
+    private static final JsonWriterSettings PLAIN = JsonWriterSettings.builder().outputMode(JsonMode.RELAXED)
+            .decimal128Converter((d, writer) -> {
+                if (Numbers.isFinite(d)) {
+                    writer.writeNumber(Numbers.exact(d).toPlainString());
+                } else {
+                    writer.writeString(d.toString());
+                }
+            })
+            .doubleConverter((d, writer) -> {
+                if (Numbers.isFinite(d)) {
+                    writer.writeNumber(Numbers.shown(d).toPlainString());
+                } else {
+                    writer.writeString(d.toString());
+                }
+            })
+            .build();
 
     /** The kind of a value in JSON's and BSON's words, never a Java class name. */
     public static String kind(Object value) {

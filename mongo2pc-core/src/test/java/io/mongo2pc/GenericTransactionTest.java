@@ -51,7 +51,7 @@ class GenericTransactionTest {
         String[] dbs = fresh();
         TransactionOutcome outcome = manager(dbs, "app", CrashHook.NONE).run(payment(dbs, 5_000));
         assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
-        assertThat(outcome.reason()).contains("guard").contains("A");
+        assertThat(outcome.reason()).isEqualTo("A has balance 100, the debit needs 5000");
         assertAllOrNothing(dbs, false, "insufficient funds");
     }
 

@@ -6,6 +6,8 @@ import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.List;
@@ -24,6 +26,13 @@ class ReasonCodeTest {
     private DocumentRef a;
     private DocumentRef b;
 
+    /** {@link #manager()} by the two-round commit (the default) or by the tutorial's rules. */
+    private TransactionManager manager(boolean twoRound) {
+        manager();
+        return TestManagers.builder(mongo.client(), db, "codes").conflictTimeout(Duration.ofMillis(100)).maxMarkers(1)
+                .twoRoundCommit(twoRound).build();
+    }
+
     /** Accounts A (100) and B (0); a manager that waits 100 ms for busy documents, which carry one marker at most. */
     private TransactionManager manager() {
         db = mongo.database();
@@ -38,8 +47,37 @@ class ReasonCodeTest {
     @Test
     void debitRefusedByItsFundsCheck_isInsufficientFunds() {
         TransactionManager tm = manager();
-        assertCanceledWith(tm, tm.run(List.of(Operation.increment(a, "balance", -500L, new Document("balance", new Document("$gte", 500L))),
-                Operation.increment(b, "balance", 500L, null))), ReasonCode.INSUFFICIENT_FUNDS);
+        assertCanceledWith(tm, tm.run(List.of(Operation.increment(a, "balance", -500L, new Document("balance", new Document("$gte", 500L)))
+                .with(Operation.Flag.DEBIT), Operation.increment(b, "balance", 500L, null))), ReasonCode.INSUFFICIENT_FUNDS);
+    }
+
+    @ParameterizedTest(name = "twoRoundCommit {0}")
+    @ValueSource(booleans = {true, false})
+    void debitRefused_outcomeNamesTheOperation_andSaysWhatTheAccountHasAndTheDebitNeeds(boolean twoRound) {
+        TransactionManager tm = manager(twoRound);
+
+        TransactionOutcome outcome = tm.run(List.of(Operation.increment(b, "balance", 500L, null),
+                Operation.increment(a, "balance", -500L, new Document("balance", new Document("$gte", 500L))).with(Operation.Flag.DEBIT)));
+
+        assertCanceledWith(tm, outcome, ReasonCode.INSUFFICIENT_FUNDS);
+        assertThat(outcome.reason()).isEqualTo("A has balance 100, the debit needs 500");
+        assertThat(outcome.failedOperation()).isEqualTo(new TransactionOutcome.FailedOperation(1, a));
+    }
+
+    @ParameterizedTest(name = "twoRoundCommit {0}")
+    @ValueSource(booleans = {true, false})
+    void stockGuard_isGuardFailed_notInsufficientFunds_withTheGuardAndTheStoredValueShown(boolean twoRound) {
+        TransactionManager tm = manager(twoRound);
+        DocumentRef widget = DocumentRef.of(db, "stock", "widget");
+        mongo.client().getDatabase(db).getCollection("stock").insertOne(new Document("_id", "widget").append("qty", 3L));
+
+        TransactionOutcome outcome = tm.run(List.of(Operation.increment(b, "balance", 5L, null),
+                Operation.increment(widget, "qty", -5L, new Document("qty", new Document("$gte", 5L)))));
+
+        assertCanceledWith(tm, outcome, ReasonCode.GUARD_FAILED);
+        assertThat(outcome.reason()).isEqualTo("guard {\"qty\": {\"$gte\": 5}} does not hold on " + widget + ": qty is 3");
+        assertThat(outcome.failedOperation()).isEqualTo(new TransactionOutcome.FailedOperation(1, widget));
+        assertThat(mongo.client().getDatabase(db).getCollection("stock").find().first()).containsEntry("qty", 3L);
     }
 
     @Test
@@ -88,5 +126,7 @@ class ReasonCodeTest {
         assertThat(stored.reasonCode()).isEqualTo(code);
         assertThat(stored.document().getString("code")).isEqualTo(code.name());
         assertThat(stored.reason()).isEqualTo(outcome.reason());
+        assertThat(stored.failedOperation()).isEqualTo(outcome.failedOperation());
+        assertThat(stored.outcome()).isEqualTo(outcome);
     }
 }

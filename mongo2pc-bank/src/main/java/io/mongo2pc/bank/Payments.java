@@ -107,11 +107,13 @@ public final class Payments {
                 Operation.update(order, new Document("$set", new Document("state", "Paid")),
                         new Document("state", "UnPaid").append("total", total)),
                 Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, accountId), "balance", Numbers.negate(change),
-                        new Document("balance", new Document("$gte", amount))),
+                        new Document("balance", new Document("$gte", amount)))
+                        .with(Operation.Flag.DEBIT, Operation.Flag.ALLOW_TYPE_CHANGE),
                 Operation.insert(DocumentRef.of(database, PAYMENTS, "pay-" + orderId),
                         new Document("order", orderId).append("account", accountId).append("amount", amount))));
         if (merchantAccountId != null) {
-            ops.add(Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, merchantAccountId), "balance", change, null));
+            ops.add(Operation.increment(DocumentRef.of(database, Bank.ACCOUNTS, merchantAccountId), "balance", change, null)
+                    .with(Operation.Flag.ALLOW_TYPE_CHANGE));
         }
         return manager.run(transactionId, ops, null, true);
     }

@@ -129,7 +129,7 @@ class ConcurrentQueueTest {
                 expected.merge(tx.get("destination"), value, Long::sum);
             } else {
                 assertThat(state).isEqualTo("canceled");
-                assertThat(tx.getString("reason")).contains("guard");
+                assertThat(tx.getString("reason")).contains("the debit needs");
             }
         }
         Map<Object, Long> actual = new HashMap<>();

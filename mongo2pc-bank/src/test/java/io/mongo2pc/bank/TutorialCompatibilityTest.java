@@ -255,7 +255,7 @@ class TutorialCompatibilityTest {
         // then
         assertThat(report.canceled()).isEqualTo(1);
         assertFinished(Numbers.DOUBLE, 1.0, s, written, 50, Optional.of(new TransactionOutcome(1.0, TransactionState.CANCELED, null)));
-        assertThat(transactions().find().first().getString("reason")).contains("guard").contains("A");
+        assertThat(transactions().find().first().getString("reason")).contains("the debit needs").contains("A");
     }
 
     @Test

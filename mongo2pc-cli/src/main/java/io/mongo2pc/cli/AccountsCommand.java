@@ -2,6 +2,7 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.mongo2pc.Values;
 import io.mongo2pc.bank.Amounts;
 import io.mongo2pc.bank.Bank;
 import picocli.CommandLine.Command;
@@ -55,7 +56,7 @@ final class AccountsCommand implements Runnable {
                 node.set("balance", Json.value(amount));
                 printJson(where(node));
             } else {
-                say("created account " + id + " with balance " + amount);
+                say("created account " + id + " with balance " + Values.plain(amount));
             }
             return ExitCodes.OK;
         }
@@ -89,7 +90,7 @@ final class AccountsCommand implements Runnable {
             } else {
                 out().printf("%-24s %20s %8s%n", "ACCOUNT", "BALANCE", "PENDING");
                 for (Bank.Account a : accounts) {
-                    out().printf("%-24s %20s %8d%n", a.id(), a.balance(), a.pending().size());
+                    out().printf("%-24s %20s %8d%n", a.id(), a.balance() == null ? "null" : Values.plain(a.balance()), a.pending().size());
                 }
                 out().printf("%d accounts, total %s%n", accounts.size(), total.toPlainString());
                 out().flush();

@@ -155,32 +155,43 @@ public final class Connection implements AutoCloseable {
         }
     }
 
-    /** A client for {@code uri} that has answered a ping; fails within {@code seconds} if the server does not. */
+    /**
+     * A client for {@code uri} that has answered a ping; fails within {@code seconds} if the server
+     * does not, or within the URI's own {@code serverSelectionTimeoutMS} when it gives one.
+     */
     static MongoClient connect(String uri, int seconds) {
+        return connect(uri, seconds, "--uri");
+    }
+
+    /** {@link #connect(String, int)} of a URI the user gave as {@code option}, which the messages name. */
+    static MongoClient connect(String uri, int seconds, String option) {
         ConnectionString cs;
         try {
             cs = new ConnectionString(uri);
         } catch (IllegalArgumentException e) {
-            throw CliException.badInput("invalid --uri '" + uri + "': " + e.getMessage());
+            throw CliException.badInput("invalid " + option + " '" + uri + "': " + Words.plain(e.getMessage()));
         }
+        long selectionMs = cs.getServerSelectionTimeout() != null ? cs.getServerSelectionTimeout() : seconds * 1000L;
+        long connectMs = cs.getConnectTimeout() != null ? cs.getConnectTimeout() : seconds * 1000L;
         MongoClient client = MongoClients.create(MongoClientSettings.builder()
                 .applyConnectionString(cs)
                 .applicationName("mongo2pc-cli")
-                .applyToClusterSettings(b -> b.serverSelectionTimeout(seconds, TimeUnit.SECONDS))
-                .applyToSocketSettings(b -> b.connectTimeout(seconds, TimeUnit.SECONDS))
+                .applyToClusterSettings(b -> b.serverSelectionTimeout(selectionMs, TimeUnit.MILLISECONDS))
+                .applyToSocketSettings(b -> b.connectTimeout((int) connectMs, TimeUnit.MILLISECONDS))
                 .build());
         try {
             client.getDatabase("admin").runCommand(new Document("ping", 1));
             return client;
         } catch (MongoException e) {
             client.close();
-            throw new CliException(ExitCodes.NOT_OK, "cannot reach MongoDB at " + redact(cs) + " within " + seconds
-                    + "s: " + why(e), e);
+            throw new CliException(ExitCodes.NOT_OK, "cannot reach MongoDB at " + redact(cs)
+                    + (option.equals("--uri") ? "" : " (" + option + ")") + " within "
+                    + DurationConverter.format(java.time.Duration.ofMillis(selectionMs)) + ": " + why(e), e);
         }
     }
 
     /** The useful part of a driver error: for a server selection timeout, what the last connection attempt said. */
-    private static String why(MongoException e) {
+    static String why(MongoException e) {
         String message = e.getMessage() == null ? "no answer" : e.getMessage();
         Matcher m = Pattern.compile("caused by \\{([^}]*)\\}").matcher(message);
         String cause = null;
@@ -196,7 +207,7 @@ public final class Connection implements AutoCloseable {
         if (e instanceof MongoTimeoutException) {
             return "no server answered" + (cause == null ? "" : " (" + Words.plain(cause.trim()) + ")");
         }
-        return firstLine(message);
+        return Words.plain(firstLine(message));
     }
 
     private static String redact(ConnectionString cs) {

@@ -27,6 +27,7 @@ import java.util.function.Function;
  * {@code prune}). Each method answers a JSON body or throws {@link ConsoleError}. Thread-safe.
  */
 final class ConsoleApi {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ConsoleApi.class);
     private final Session session;
     private final ConsoleSampler sampler;
 
@@ -52,7 +53,11 @@ final class ConsoleApi {
         return sampler.status().json();
     }
 
-    /** {@code transactions list --json} for the query parameters {@code state, olderThan, owner, app, limit, after, id}. */
+    /**
+     * {@code transactions list --json} for the query parameters {@code state, olderThan, owner, app, limit, after,
+     * from, to, doc} ({@code from}, {@code to}: a time or a duration ago; {@code doc}: the id of a document the
+     * transactions touched), or {@code id}: that one transaction.
+     */
     ObjectNode transactions(Function<String, List<String>> params) {
         List<String> ids = params.apply("id");
         if (!ids.isEmpty() && !ids.get(0).isBlank()) {
@@ -63,10 +68,22 @@ final class ConsoleApi {
                     tx.isStale(now, lease()))));
             root.put("more", false);
             root.putNull("next");
+            root.put("total", list.size());
             return root;
         }
         TransactionQuery.Builder b = TransactionQuery.builder();
         try {
+            String from = first(params, "from");
+            String to = first(params, "to");
+            if (from != null || to != null) {
+                Instant now = manager().serverTime();
+                b.changedBetween(from == null ? null : TransactionRows.time("from", from).apply(now),
+                        to == null ? null : TransactionRows.time("to", to).apply(now));
+            }
+            String doc = first(params, "doc");
+            if (doc != null) {
+                b.touching(doc);
+            }
             for (String state : params.apply("state")) {
                 for (String one : state.split(",")) {
                     if (!one.isBlank()) {
@@ -94,7 +111,8 @@ final class ConsoleApi {
         } catch (IllegalArgumentException | CliException | picocli.CommandLine.TypeConversionException e) {
             throw ConsoleError.badRequest(e.getMessage());
         }
-        return TransactionRows.json(manager().list(b.build()), lease());
+        TransactionQuery query = b.build();
+        return TransactionRows.json(manager().list(query), lease(), manager().count(query));
     }
 
     /** One transaction in full: its row, lease, operations with each participant as stored now, history and document. */
@@ -111,9 +129,12 @@ final class ConsoleApi {
         for (Operation op : tx.operations()) {
             ops.add(operation(tx.id(), op));
         }
+        node.set("startedAt", Json.value(tx.document().get("startedAt")));
+        node.set("committedAt", Json.value(tx.document().get("committedAt")));
         ArrayNode history = node.putArray("history");
         sampler.history().of(tx.id()).forEach(seen -> history.add(Json.object().put("state", seen.state())
                 .put("at", seen.at() == null ? null : seen.at().toString())));
+        node.set("actions", Json.value(tx.document().get("actions") instanceof List<?> actions ? actions : List.of()));
         node.set("document", Json.value(tx.document()));
         return node;
     }
@@ -149,7 +170,7 @@ final class ConsoleApi {
             participant.put("marker", doc.map(d -> carriesMarker(d, txId)).orElse(false));
             participant.set("document", Json.value(doc.orElse(null)));
         } catch (RuntimeException e) {
-            participant.put("error", "cannot read " + op.document() + ": " + Connection.rootMessage(e));
+            participant.put("error", "cannot read " + op.document() + ": " + Words.plain(Connection.rootMessage(e)));
         }
         return node;
     }
@@ -195,11 +216,18 @@ final class ConsoleApi {
         return root;
     }
 
-    /** Cancels before the commit point: 200 canceled (now or before), 404 unknown, 409 past its commit point or owner alive. */
-    ObjectNode cancel(String idText, String reason) {
+    /**
+     * Cancels before the commit point: 200 canceled (now or before), 404 unknown, 409 past its commit
+     * point or owner alive. A cancel made now records {@code by} whom in the transaction's
+     * {@code actions} (and in its reason, when none is given).
+     */
+    ObjectNode cancel(String idText, String reason, String by) {
         TransactionView tx = find(idText).orElseThrow(() -> ConsoleError.notFound("no transaction with id " + idText));
-        CancelResult result = manager().cancel(tx.id(), reason == null || reason.isBlank()
-                ? "canceled in the console" : reason);
+        CancelResult result = manager().cancel(tx.id(), reason == null || reason.isBlank() ? "canceled in the console by " + by
+                : reason);
+        if (result.kind() == CancelResult.Kind.CANCELED) {
+            manager().note(tx.id(), "cancel", by);
+        }
         return switch (result.kind()) {
             case NOT_FOUND -> throw ConsoleError.notFound(result.reason());
             case OWNER_ALIVE -> throw new ConsoleError(409, "OWNER_ALIVE", "cannot cancel: " + result.reason());
@@ -208,18 +236,32 @@ final class ConsoleApi {
         };
     }
 
-    /** One recovery pass (default: each transaction once its owner's lease has run out), as {@code recover --json}. */
-    ObjectNode recover(String olderThan) {
+    /**
+     * One recovery pass (default: each transaction once its owner's lease has run out), as
+     * {@code recover --json}; each transaction stale before it and finished by it (done, applied or
+     * canceled now) records that {@code by} recovered it.
+     */
+    ObjectNode recover(String olderThan, String by) {
         Duration age = olderThan == null || olderThan.isBlank() ? null : duration("olderThan", olderThan);
-        return RecoverCommand.Pass.run(session, age).json();
+        TransactionPage open = manager().list(TransactionQuery.builder().state(TransactionState.PENDING)
+                .state(TransactionState.APPLIED).state(TransactionState.CANCELING).limit(TransactionQuery.MAX_LIMIT).build());
+        ObjectNode report = RecoverCommand.Pass.run(session, age).json();
+        for (TransactionView tx : open.transactions()) {
+            if (tx.isStale(open.asOf(), lease()) && manager().inspect(tx.id())
+                    .filter(now -> now.isTerminal() || now.state() != tx.state()).isPresent()) {
+                manager().note(tx.id(), "recover", by);
+            }
+        }
+        log.info("recovery pass by {}: {}", by, Json.write(report));
+        return report;
     }
 
     /**
      * Prunes finished transactions unchanged for {@code olderThan} (required) as {@code prune} does by
      * default (canceled ones kept, ids kept, an age below the longest lease plus the skew margin
-     * refused): {@code {"deleted"}}.
+     * refused): {@code {"deleted"}}; logs who did it.
      */
-    ObjectNode prune(String olderThan) {
+    ObjectNode prune(String olderThan, String by) {
         if (olderThan == null || olderThan.isBlank()) {
             throw ConsoleError.badRequest("olderThan is required, e.g. /api/prune?olderThan=7d");
         }
@@ -229,6 +271,7 @@ final class ConsoleApi {
         } catch (InvalidTransactionException e) {
             throw ConsoleError.badRequest(e.getMessage());
         }
+        log.info("prune of finished transactions older than {} by {}: {} deleted", olderThan, by, deleted);
         return Json.object().put("deleted", deleted);
     }
 

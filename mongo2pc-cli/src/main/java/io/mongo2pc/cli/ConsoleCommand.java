@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
@@ -33,8 +34,9 @@ final class ConsoleCommand extends BaseCommand {
     String bind;
 
     @Option(names = "--token-file", paramLabel = "F",
-            description = "a file holding a secret of at least 16 characters; every request must then carry it in the "
-                    + "X-Mongo2pc-Token header (open the page as http://HOST:P/#token=SECRET)")
+            description = "a file of tokens, one a line: a secret of at least 16 characters, alone or after a name and a space "
+                    + "(alice SECRET: actions record the name); every request must carry one in the X-Mongo2pc-Token header "
+                    + "(open the page as http://HOST:P/#token=SECRET)")
     Path tokenFile;
 
     @Option(names = "--target", paramLabel = "NAME=URI",
@@ -54,16 +56,16 @@ final class ConsoleCommand extends BaseCommand {
             throw CliException.badInput("--refresh must be between 100ms and 2s, got " + DurationConverter.format(refresh));
         }
         boolean loopback = isLoopback(bind);
-        String token = tokenFile == null ? null : readToken(tokenFile);
-        if (!loopback && token == null) {
+        Map<String, String> tokens = tokenFile == null ? Map.of() : readTokens(tokenFile);
+        if (!loopback && tokens.isEmpty()) {
             throw CliException.badInput("--bind " + bind + " lets other machines reach the console: give --token-file F "
                     + "(a secret of at least " + MIN_TOKEN_LENGTH + " characters) so that every request must carry it");
         }
         ConsolePage page = new ConsolePage();
         try (Session session = open(targets);
-             ConsoleSampler sampler = new ConsoleSampler(session, refresh)) {
+             ConsoleSampler sampler = new ConsoleSampler(session, refresh, globals().lease())) {
             sampler.start();
-            ConsoleServer server = new ConsoleServer(new ConsoleApi(session, sampler), page, bind, port, token, loopback);
+            ConsoleServer server = new ConsoleServer(new ConsoleApi(session, sampler), page, bind, port, tokens, loopback);
             try {
                 server.start();
             } catch (Exception e) {
@@ -73,7 +75,7 @@ final class ConsoleCommand extends BaseCommand {
             }
             try (server) {
                 String host = bind.contains(":") ? "[" + bind + "]" : bind;
-                say("mongo2pc console at http://" + host + ":" + server.port() + "/" + (token == null ? ""
+                say("mongo2pc console at http://" + host + ":" + server.port() + "/" + (tokens.isEmpty() ? ""
                         : " (every request needs the token: open http://" + host + ":" + server.port() + "/#token=... )")
                         + " on " + session.connection().description() + ", database " + session.database()
                         + "; stop it with Ctrl-C or SIGTERM");
@@ -104,17 +106,36 @@ final class ConsoleCommand extends BaseCommand {
         }
     }
 
-    private static String readToken(Path file) {
-        String token;
+    /**
+     * The tokens of {@code file}, each token's secret by its name: one a line, {@code NAME SECRET}, or
+     * a bare {@code SECRET} (named {@code token}); the name is what actions record as who did them.
+     */
+    private static Map<String, String> readTokens(Path file) {
+        List<String> lines;
         try {
-            token = Files.readString(file, StandardCharsets.UTF_8).strip();
-        } catch (IOException e) {
-            throw CliException.badInput("cannot read --token-file " + file + ": " + e.getMessage());
+            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (IOException | RuntimeException e) {
+            throw CliException.badInput("cannot read --token-file " + file + ": " + Words.plain(e.getMessage()));
         }
-        if (token.length() < MIN_TOKEN_LENGTH || token.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
-            throw CliException.badInput("--token-file " + file + " must hold one secret of at least " + MIN_TOKEN_LENGTH
-                    + " printable characters without spaces (e.g. from `openssl rand -hex 24`)");
+        Map<String, String> tokens = new LinkedHashMap<>();
+        for (String line : lines) {
+            String[] words = line.strip().split("\\s+");
+            if (words.length == 1 && words[0].isEmpty()) {
+                continue;
+            }
+            String name = words.length == 2 ? words[0] : "token";
+            String secret = words[words.length - 1];
+            if (words.length > 2 || secret.length() < MIN_TOKEN_LENGTH || secret.chars().anyMatch(c -> c < 0x21 || c > 0x7e)
+                    || tokens.containsKey(name)) {
+                throw CliException.badInput("--token-file " + file + " must hold one token a line: a secret of at least "
+                        + MIN_TOKEN_LENGTH + " printable characters without spaces (e.g. from `openssl rand -hex 24`), "
+                        + "after a name and a space to name it (`alice SECRET`), each name once");
+            }
+            tokens.put(name, secret);
         }
-        return token;
+        if (tokens.isEmpty()) {
+            throw CliException.badInput("--token-file " + file + " holds no token (one a line: SECRET, or NAME SECRET)");
+        }
+        return tokens;
     }
 }

@@ -9,8 +9,9 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
 /**
- * The console's one page: {@code console/index.html} with {@code console.css}, {@code chart.js}
- * and {@code console.js} put inline, so that one request (which a token may guard) brings it all.
+ * The console's one page: {@code console/index.html} with {@code console.css} and its scripts
+ * ({@code chart.js}, {@code numbers.js}, {@code ui.js}, {@code list.js}, {@code detail.js},
+ * {@code console.js}) put inline, so that one request (which a token may guard) brings it all.
  * The Content-Security-Policy allows exactly that script and that style (by their hashes) and
  * requests to this server only: nothing from elsewhere runs, even if a value shown were HTML.
  */
@@ -20,7 +21,8 @@ final class ConsolePage {
 
     ConsolePage() {
         String css = resource("console.css");
-        String js = resource("chart.js") + resource("console.js");
+        String js = resource("chart.js") + resource("numbers.js") + resource("ui.js") + resource("list.js")
+                + resource("detail.js") + resource("console.js");
         this.html = resource("index.html").replace("/*CONSOLE_CSS*/", css).replace("/*CONSOLE_JS*/", js)
                 .getBytes(StandardCharsets.UTF_8);
         this.policy = "default-src 'none'; script-src '" + sha256(js) + "'; style-src '" + sha256(css) + "'; "

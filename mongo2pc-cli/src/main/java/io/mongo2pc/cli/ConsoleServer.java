@@ -23,7 +23,9 @@ import java.net.URLDecoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -44,15 +46,18 @@ final class ConsoleServer implements AutoCloseable {
 
     private final ConsoleApi api;
     private final ConsolePage page;
-    private final byte[] token;
+    /** Each token's name, by its secret; empty: no token (127.0.0.1 only). */
+    private final Map<String, byte[]> tokens;
     private final boolean loopback;
     private final Server server;
     private final ServerConnector connector;
 
-    ConsoleServer(ConsoleApi api, ConsolePage page, String bind, int port, String token, boolean loopback) {
+    /** {@code tokens}: each token's secret by its name (empty: none, loopback only). */
+    ConsoleServer(ConsoleApi api, ConsolePage page, String bind, int port, Map<String, String> tokens, boolean loopback) {
         this.api = api;
         this.page = page;
-        this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
+        this.tokens = new LinkedHashMap<>();
+        tokens.forEach((name, secret) -> this.tokens.put(name, secret.getBytes(StandardCharsets.UTF_8)));
         this.loopback = loopback;
         QueuedThreadPool threads = new QueuedThreadPool(16, 2);
         threads.setName("mongo2pc-console");
@@ -101,7 +106,7 @@ final class ConsoleServer implements AutoCloseable {
             reply = error(503, "DATABASE_UNAVAILABLE", databaseProblem(e));
         } catch (RuntimeException e) {
             log.warn("console request {} {} failed", request.getMethod(), request.getHttpURI().getPath(), e);
-            reply = error(500, "INTERNAL", "unexpected error: " + Connection.firstLine(Connection.rootMessage(e)));
+            reply = error(500, "INTERNAL", "unexpected error: " + Words.plain(Connection.firstLine(Connection.rootMessage(e))));
         }
         response.setStatus(reply.status());
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, reply.type());
@@ -121,7 +126,8 @@ final class ConsoleServer implements AutoCloseable {
             throw new ConsoleError(403, "FORBIDDEN", "this console answers only to 127.0.0.1 and localhost, not to "
                     + Request.getServerName(request));
         }
-        if (token != null && !tokenMatches(request.getHeaders().get(TOKEN_HEADER))) {
+        String who = who(request.getHeaders().get(TOKEN_HEADER));
+        if (who == null) {
             if (path.equals("/") && method.equals("GET")) {
                 return new Reply(401, "text/html; charset=utf-8", page.html()); // holds no data: it asks for the token
             }
@@ -147,11 +153,12 @@ final class ConsoleServer implements AutoCloseable {
         if (parts.length == 1) {
             switch (parts[0]) {
                 case "status" -> { return get(method, api::status); }
-                case "metrics" -> { return get(method, () -> api.sampler().series()); }
+                case "metrics" -> { return get(method, () -> api.sampler().series(param.apply("window"))); }
+                case "warnings" -> { return get(method, () -> api.sampler().warnings()); }
                 case "owners" -> { return get(method, api::owners); }
                 case "transactions" -> { return get(method, () -> api.transactions(params)); }
-                case "recover" -> { return post(request, () -> api.recover(param.apply("olderThan"))); }
-                case "prune" -> { return post(request, () -> api.prune(param.apply("olderThan"))); }
+                case "recover" -> { return post(request, () -> api.recover(param.apply("olderThan"), who)); }
+                case "prune" -> { return post(request, () -> api.prune(param.apply("olderThan"), who)); }
                 default -> { }
             }
         }
@@ -159,7 +166,7 @@ final class ConsoleServer implements AutoCloseable {
             return get(method, () -> api.transaction(parts[1]));
         }
         if (parts.length == 3 && parts[0].equals("transactions") && !parts[1].isEmpty() && parts[2].equals("cancel")) {
-            return post(request, () -> api.cancel(parts[1], param.apply("reason")));
+            return post(request, () -> api.cancel(parts[1], param.apply("reason"), who));
         }
         throw ConsoleError.notFound("no API " + path);
     }
@@ -173,13 +180,14 @@ final class ConsoleServer implements AutoCloseable {
         }
     }
 
-    /** What went wrong with the database, in its own words: the message of the first cause the driver gave. */
+    /** What went wrong with the database, in words: what the driver's first cause says, without its Java. */
     static String databaseProblem(Throwable e) {
         Throwable cause = e;
         while (!(cause instanceof MongoException) && cause.getCause() != null) {
             cause = cause.getCause();
         }
-        return "cannot read the database: " + Connection.firstLine(cause.getMessage() == null ? cause.toString() : cause.getMessage());
+        String why = cause instanceof MongoException mongo ? Connection.why(mongo) : Connection.rootMessage(cause);
+        return "cannot read the database: " + Words.plain(why);
     }
 
     private static Reply get(String method, Supplier<ObjectNode> answer) {
@@ -208,8 +216,23 @@ final class ConsoleServer implements AutoCloseable {
         }
     }
 
-    private boolean tokenMatches(String given) {
-        return given != null && MessageDigest.isEqual(token, given.getBytes(StandardCharsets.UTF_8));
+    /**
+     * Who sends a request carrying {@code given} in the token header: the name of the token it
+     * matches (every token is compared, in constant time each), or null if none does; without
+     * tokens, the user this console runs as (it answers 127.0.0.1 only: the person at this machine).
+     */
+    private String who(String given) {
+        if (tokens.isEmpty()) {
+            return System.getProperty("user.name", "localhost");
+        }
+        byte[] bytes = given == null ? new byte[0] : given.getBytes(StandardCharsets.UTF_8);
+        String name = null;
+        for (Map.Entry<String, byte[]> token : tokens.entrySet()) {
+            if (MessageDigest.isEqual(token.getValue(), bytes) && name == null) {
+                name = token.getKey();
+            }
+        }
+        return name;
     }
 
     private static Reply error(int status, String code, String message) {

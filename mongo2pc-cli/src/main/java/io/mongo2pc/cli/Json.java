@@ -30,8 +30,9 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * JSON output through Jackson. Numbers stay JSON numbers (Decimal128 balances as plain decimals,
- * never in exponent form); ObjectIds print as their hex string and dates as ISO-8601.
+ * JSON output through Jackson. Numbers stay JSON numbers, all in plain decimal (a Decimal128 as
+ * stored, {@code 10.00}; a double as {@code 0.0000001}, never {@code 1.0E-7}); ObjectIds print as
+ * their hex string and dates as ISO-8601.
  */
 public final class Json {
     static final ObjectMapper MAPPER = new ObjectMapper()
@@ -47,9 +48,27 @@ public final class Json {
         return NODES.objectNode();
     }
 
-    /** The contract's {"id","state","reason","code"} of a transaction's outcome; {@code id} as printed. */
+    /**
+     * The contract's {"id","state","reason","code"} of a transaction's outcome, {@code id} as printed;
+     * and {@code "failedOperation"} ({@link #failedOperation}) when a refused operation canceled it.
+     */
     static ObjectNode outcome(Object id, TransactionOutcome outcome) {
-        return outcome(id, outcome.state(), outcome.reason(), outcome.reasonCode());
+        ObjectNode node = outcome(id, outcome.state(), outcome.reason(), outcome.reasonCode());
+        if (outcome.failedOperation() != null) {
+            node.set("failedOperation", failedOperation(outcome.failedOperation()));
+        }
+        return node;
+    }
+
+    /** {@code {"index","target","db","coll","id"}}: which operation was refused (index from 0) and its document. */
+    static ObjectNode failedOperation(TransactionOutcome.FailedOperation failed) {
+        ObjectNode node = object();
+        node.put("index", failed.index());
+        node.put("target", failed.document().target());
+        node.put("db", failed.document().database());
+        node.put("coll", failed.document().collection());
+        node.set("id", value(failed.document().id()));
+        return node;
     }
 
     /** {"id","state","reason","code"}: {@code code} is the reason's {@link ReasonCode}, null when there is none. */
@@ -75,6 +94,15 @@ public final class Json {
                     } else {
                         writer.writeStartObject();
                         writer.writeString("$numberDecimal", value.toString());
+                        writer.writeEndObject();
+                    }
+                })
+                .doubleConverter((value, writer) -> {
+                    if (Numbers.isFinite(value)) {
+                        writer.writeNumber(Numbers.shown(value).toPlainString());
+                    } else {
+                        writer.writeStartObject();
+                        writer.writeString("$numberDouble", value.toString());
                         writer.writeEndObject();
                     }
                 }).build());
@@ -119,7 +147,7 @@ public final class Json {
             return NODES.numberNode(l);
         }
         if (v instanceof Double d) {
-            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : NODES.numberNode(d);
+            return d.isNaN() || d.isInfinite() ? NODES.textNode(d.toString()) : DecimalNode.valueOf(Numbers.shown(d));
         }
         if (v instanceof Decimal128 d) {
             return Numbers.isFinite(d) ? DecimalNode.valueOf(Numbers.exact(d)) : NODES.textNode(d.toString());

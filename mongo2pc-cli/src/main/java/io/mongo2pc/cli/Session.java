@@ -55,7 +55,8 @@ public final class Session implements AutoCloseable {
         newBuilder(null, database, globals.application(), globals.lease());
         for (String name : targets.keySet()) {
             if (name.equals(DocumentRef.DEFAULT_TARGET) || name.isBlank() || name.contains("/")) {
-                throw CliException.badInput("invalid target name '" + name + "' (the default target is --uri)");
+                throw CliException.badInput("invalid --target name '" + name + "': give NAME=URI with a NAME other than "
+                        + "'default' (the server of --uri) and without '/'");
             }
         }
         Connection connection = Connection.open(globals.uri(), serveOthers, createData);
@@ -63,7 +64,8 @@ public final class Session implements AutoCloseable {
         try {
             TransactionManagerBuilder builder = newBuilder(connection, database, globals.application(), globals.lease());
             for (Map.Entry<String, String> target : targets.entrySet()) {
-                MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS);
+                MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS,
+                        "--target " + target.getKey());
                 extra.add(client);
                 builder.target(target.getKey(), client);
             }

@@ -30,7 +30,8 @@ import java.util.Set;
  * {@code tx} does. Stateless.
  */
 final class TransactionJson {
-    private static final Set<String> KNOWN = Set.of("op", "target", "db", "coll", "id", "doc", "update", "inc", "guard");
+    private static final Set<String> KNOWN = Set.of("op", "target", "db", "coll", "id", "doc", "update", "inc", "guard",
+            "allowTypeChange");
 
     private TransactionJson() { }
 
@@ -39,7 +40,7 @@ final class TransactionJson {
         try {
             root = Document.parse(json);
         } catch (JsonParseException | IllegalArgumentException e) {
-            throw new InvalidTransactionException("not a JSON object: " + e.getMessage());
+            throw new InvalidTransactionException("a bad value in the transaction's extended JSON: " + JsonErrors.ofExtended(e.getMessage(), json));
         } catch (RuntimeException e) {
             // e.g. an empty text or a JSON array: the parser's own words name its Java internals
             throw new InvalidTransactionException("not a JSON object: a transaction is {\"ops\": [...]}");
@@ -92,6 +93,9 @@ final class TransactionJson {
         String db = string(op, "db", where);
         String coll = string(op, "coll", where);
         Document guard = optionalDocument(op, "guard", where);
+        if (op.containsKey("allowTypeChange") && !kind.equals("inc") && !kind.equals("update")) {
+            throw new InvalidTransactionException(where + ": \"allowTypeChange\" is for inc and update only");
+        }
         switch (kind) {
             case "insert" -> {
                 Document doc = document(op, "doc", where);
@@ -107,16 +111,29 @@ final class TransactionJson {
                 return new Operation.Insert(new DocumentRef(target, db, coll, doc.get("_id")), doc);
             }
             case "update" -> {
-                return new Operation.Update(new DocumentRef(target, db, coll, id(op, where)), document(op, "update", where), guard);
+                Operation.Update update = new Operation.Update(new DocumentRef(target, db, coll, id(op, where)),
+                        document(op, "update", where), guard);
+                return allowTypeChange(op, where) ? update.with(Operation.Flag.ALLOW_TYPE_CHANGE) : update;
             }
             case "delete" -> {
                 return new Operation.Delete(new DocumentRef(target, db, coll, id(op, where)), guard);
             }
             case "inc" -> {
-                return new Operation.Increment(new DocumentRef(target, db, coll, id(op, where)), document(op, "inc", where), guard);
+                Operation.Increment inc = new Operation.Increment(new DocumentRef(target, db, coll, id(op, where)),
+                        document(op, "inc", where), guard);
+                return allowTypeChange(op, where) ? inc.with(Operation.Flag.ALLOW_TYPE_CHANGE) : inc;
             }
             default -> throw new InvalidTransactionException(where + ": unknown op '" + kind + "' (insert, update, delete, inc)");
         }
+    }
+
+    /** {@code "allowTypeChange": true}: the operation's increments may change a stored number's type or scale. */
+    private static boolean allowTypeChange(Document op, String where) {
+        Object value = op.get("allowTypeChange");
+        if (value != null && !(value instanceof Boolean)) {
+            throw new InvalidTransactionException(where + ": \"allowTypeChange\" must be true or false, got " + Values.describe(value));
+        }
+        return Boolean.TRUE.equals(value);
     }
 
     private static Object id(Document op, String where) {

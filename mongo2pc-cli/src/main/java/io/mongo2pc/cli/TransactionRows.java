@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.TransactionPage;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
+import io.mongo2pc.Values;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -21,11 +22,12 @@ final class TransactionRows {
 
     /**
      * {@code {"transactions":[{"id","state","age","owner","application","epoch","reason","code","source",
-     * "destination","value","stale"}],"more","next"}}, and {@code "lateCommit": true} on a row shown
+     * "destination","value","stale"}],"more","next","total"}} ({@code total}: how many match, every page),
+     * and {@code "lateCommit": true} on a row shown
      * canceled because its commit was written after its deadline; {@code leaseIfNone} judges whether one stored
      * without a lease of its own is stale.
      */
-    static ObjectNode json(TransactionPage page, Duration leaseIfNone) {
+    static ObjectNode json(TransactionPage page, Duration leaseIfNone, long total) {
         ObjectNode root = Json.object();
         ArrayNode list = root.putArray("transactions");
         for (TransactionView tx : page.transactions()) {
@@ -33,7 +35,29 @@ final class TransactionRows {
         }
         root.put("more", page.more());
         root.put("next", page.next());
+        root.put("total", total);
         return root;
+    }
+
+    /**
+     * A time as typed for {@code option}: an ISO-8601 instant ({@code 2024-01-31T12:00:00Z}) or a
+     * DURATION ago ({@code 1h}); the answer turns the server's time now into that time. Refuses
+     * anything else as bad input, before any read.
+     */
+    static java.util.function.UnaryOperator<java.time.Instant> time(String option, String text) {
+        String trimmed = text == null ? "" : text.trim();
+        try {
+            java.time.Instant at = java.time.Instant.parse(trimmed);
+            return now -> at;
+        } catch (java.time.format.DateTimeParseException notAnInstant) {
+            try {
+                Duration ago = DurationConverter.parse(trimmed);
+                return now -> now.minus(ago);
+            } catch (RuntimeException notADuration) {
+                throw CliException.badInput(option + " '" + text + "' is neither a time (2024-01-31T12:00:00Z) nor a duration ago"
+                        + " (30s, 5m, 1h, 2d)");
+            }
+        }
     }
 
     /** One transaction of the list: {@code age} in seconds since its last change, null if never stamped. */
@@ -51,6 +75,9 @@ final class TransactionRows {
         node.set("destination", Json.value(tx.document().get("destination")));
         node.set("value", Json.value(tx.document().get("value")));
         node.put("stale", stale);
+        if (tx.failedOperation() != null) {
+            node.set("failedOperation", Json.failedOperation(tx.failedOperation()));
+        }
         if (tx.lateCommit()) {
             node.put("lateCommit", true); // shown canceled: its commit was written after its deadline
         }
@@ -77,7 +104,7 @@ final class TransactionRows {
             String state = String.valueOf(stateText(tx)) + (tx.isStale(page.asOf(), leaseIfNone) ? " (stale)" : "");
             Object source = tx.document().get("source");
             String detail = tx.reason() != null ? (tx.reasonCode() == null ? "" : tx.reasonCode() + ": ") + tx.reason()
-                    : source != null ? source + " -> " + tx.document().get("destination") + " " + Json.value(tx.document().get("value"))
+                    : source != null ? source + " -> " + tx.document().get("destination") + " " + Values.plain(tx.document().get("value"))
                     : tx.operations().size() + " operation(s)";
             rows.add(new String[] {String.valueOf(TransactionIds.printable(tx.id())), state, age(page.age(tx)),
                     dash(tx.owner()), dash(tx.application()), String.valueOf(tx.epoch()), oneLine(detail)});

@@ -11,6 +11,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.function.UnaryOperator;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -32,7 +34,8 @@ final class TransactionsCommand implements Runnable {
                     "Open ones whose owner's lease has run out are marked stale. --app filters by application.",
                     "Exit 0; 2 bad filter."},
             footer = {"--json prints {\"transactions\":[{\"id\",\"state\",\"age\",\"owner\",\"application\",\"epoch\",",
-                    "\"reason\",\"code\",\"source\",\"destination\",\"value\",\"stale\"}],\"more\",\"next\",\"server\",\"data\"}"})
+                    "\"reason\",\"code\",\"source\",\"destination\",\"value\",\"stale\"}],\"more\",\"next\",\"total\",\"server\",\"data\"}",
+                    "(total: how many match; a row canceled by a refused operation adds \"failedOperation\")"})
     static final class ListTransactions extends BaseCommand {
         @Option(names = "--state", paramLabel = "STATE",
                 description = "only this state: initial, pending, applied, done, canceling, canceled (repeatable)")
@@ -52,23 +55,43 @@ final class TransactionsCommand implements Runnable {
         @Option(names = "--after", paramLabel = "CURSOR", description = "continue after a page: its \"next\" (see --json)")
         String after;
 
+        @Option(names = "--from", paramLabel = "TIME",
+                description = "only transactions last changed at or after TIME: 2024-01-31T12:00:00Z, or a duration ago (1h)")
+        String from;
+
+        @Option(names = "--to", paramLabel = "TIME", description = "only transactions last changed before TIME (as --from)")
+        String to;
+
+        @Option(names = "--touching", paramLabel = "ID",
+                description = "only transactions with an operation on the document of this _id (an account: its transfers)")
+        String touching;
+
         @Mixin
         JsonOption json;
 
         @Override
         protected int run() {
-            TransactionQuery query = query();
+            UnaryOperator<Instant> fromTime = from == null ? null : TransactionRows.time("--from", from);
+            UnaryOperator<Instant> toTime = to == null ? null : TransactionRows.time("--to", to);
+            TransactionQuery query = query(null, null);
             TransactionPage page;
+            long total;
             Duration lease = globals().lease();
             try (Session session = open()) {
+                if (fromTime != null || toTime != null) {
+                    Instant now = session.manager().serverTime();
+                    query = query(fromTime == null ? null : fromTime.apply(now), toTime == null ? null : toTime.apply(now));
+                }
                 page = session.manager().list(query);
+                total = session.manager().count(query);
             }
             if (json()) {
-                printJson(where(TransactionRows.json(page, lease)));
+                printJson(where(TransactionRows.json(page, lease, total)));
             } else if (page.transactions().isEmpty()) {
                 say("no transactions" + (query.after() == null ? "" : " after this cursor"));
             } else {
                 TransactionRows.table(page, lease).forEach(this::say);
+                say(total + " transaction" + (total == 1 ? "" : "s") + " match");
                 if (page.more()) {
                     say("more: mongo2pc transactions list ... --after " + page.next());
                 }
@@ -77,9 +100,13 @@ final class TransactionsCommand implements Runnable {
         }
 
         /** The filters, checked before connecting: bad input changes nothing and exits 2. */
-        private TransactionQuery query() {
+        private TransactionQuery query(Instant changedFrom, Instant changedTo) {
             TransactionQuery.Builder b = TransactionQuery.builder();
             try {
+                b.changedBetween(changedFrom, changedTo);
+                if (touching != null) {
+                    b.touching(touching);
+                }
                 states.forEach(s -> b.state(TransactionRows.state(s)));
                 if (olderThan != null) {
                     b.olderThan(olderThan);

@@ -2,6 +2,7 @@ package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.Values;
 import io.mongo2pc.bank.Amounts;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -9,7 +10,8 @@ import picocli.CommandLine.Mixin;
 /** {@code transfer SRC DST AMOUNT [--id ID]}: one transfer run to its end in this process. */
 @Command(name = "transfer", mixinStandardHelpOptions = true,
         footer = {"--json prints {\"id\",\"state\",\"reason\",\"code\",\"source\",\"destination\",\"value\",\"alreadyRan\",\"server\",\"data\"}",
-                "(alreadyRan: an earlier command with this --id ran it; this one only reports its outcome)"},
+                "(alreadyRan: an earlier command with this --id ran it; this one only reports its outcome),",
+                "and \"failedOperation\": {\"index\",\"target\",\"db\",\"coll\",\"id\"} when a refused operation canceled it"},
         description = {"Moves AMOUNT from account SRC to account DST in one transaction and waits for its end.",
                 "With --id, the same command again is the same transfer: it says it already ran, with the same exit code.",
                 "Exit 0 done; 3 canceled (e.g. insufficient funds); 2 bad input."})
@@ -43,12 +45,12 @@ final class TransferCommand extends BaseCommand {
             node.put("alreadyRan", alreadyRan);
             printJson(where(node));
         } else if (outcome.isDone()) {
-            say(already + "transfer " + id + " done: " + value + " from " + args.source + " to " + args.destination);
+            say(already + "transfer " + id + " done: " + Values.plain(value) + " from " + args.source + " to " + args.destination);
         } else {
             say(already + "transfer " + id + " canceled: " + outcome.reason());
         }
         if (!outcome.isDone()) {
-            err().println("mongo2pc transfer: " + already + "transfer " + id + " of " + value + " from " + args.source + " to "
+            err().println("mongo2pc transfer: " + already + "transfer " + id + " of " + Values.plain(value) + " from " + args.source + " to "
                     + args.destination + " was canceled: " + outcome.reason());
             err().flush();
             return ExitCodes.CANCELED;

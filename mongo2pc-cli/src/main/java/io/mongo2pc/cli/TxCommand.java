@@ -28,7 +28,8 @@ import java.util.Map;
 /** {@code tx FILE|-}: one generic transaction described in JSON, run to its end. */
 @Command(name = "tx", mixinStandardHelpOptions = true,
         footer = {"--json prints {\"id\",\"state\",\"reason\",\"code\",\"alreadyRan\",\"server\",\"data\"} (alreadyRan: an earlier",
-                "command with this --id ran it; this one only reports its outcome)",
+                "command with this --id ran it; this one only reports its outcome), and \"failedOperation\":",
+                "{\"index\",\"target\",\"db\",\"coll\",\"id\"} (index from 0) when a refused operation canceled it",
                 "",
                 "A transaction is {\"ops\": [OP, ...]}: its operations, all in effect or none. Every OP has",
                 "  \"op\"      insert, update, delete or inc",
@@ -48,6 +49,9 @@ import java.util.Map;
                 "  inc     \"inc\": {FIELD: AMOUNT, ...}; many transactions may increment one document",
                 "    {\"op\": \"inc\", \"db\": \"bank\", \"coll\": \"accounts\", \"id\": \"A\",",
                 "     \"inc\": {\"balance\": -30}, \"guard\": {\"balance\": {\"$gte\": 30}}}",
+                "  \"allowTypeChange\": true (inc and update) lets an increment change a stored number's type",
+                "    or scale: an integer into a double or decimal, 10.00 into 10.001. Without it, refused (2):",
+                "    {\"op\": \"inc\", \"db\": \"shop\", \"coll\": \"stock\", \"id\": \"w\", \"inc\": {\"qty\": 1.5}, \"allowTypeChange\": true}",
                 "Strict JSON in UTF-8; MongoDB's extended JSON types are fine ({\"$numberDecimal\": \"1.5\"})."},
         description = {"Runs one generic transaction described in JSON, from FILE or - for standard input, to its end.",
                 "With --id, the same command again is the same transaction: it says it already ran, with the same exit code.",
@@ -86,8 +90,7 @@ final class TxCommand extends BaseCommand {
         } catch (JsonProcessingException e) {
             // TransactionJson reads MongoDB's lenient extended JSON (last duplicate key wins, text
             // after the object ignored): a file that says two things must not run either of them
-            throw CliException.badInput("not valid JSON: " + e.getOriginalMessage() + " at line "
-                    + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr());
+            throw CliException.badInput("not valid JSON in " + source + ": " + JsonErrors.of(e));
         }
         List<Operation> operations = TransactionJson.parse(text);
         Object given = idOption.id();
@@ -104,6 +107,8 @@ final class TxCommand extends BaseCommand {
             printJson(where(node));
         } else {
             say((alreadyRan ? "already ran: " : "") + "transaction " + id + " " + outcome.state().stored()
+                    + (outcome.failedOperation() == null ? ""
+                    : " by operation " + outcome.failedOperation().index() + " on " + outcome.failedOperation().document())
                     + (outcome.reason() == null ? "" : ": " + outcome.reason()));
         }
         return outcome.isDone() ? ExitCodes.OK : ExitCodes.CANCELED;

@@ -135,9 +135,11 @@ class CommandsTest {
 
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
         assertThat(r.json().get("state").asText()).isEqualTo("canceled");
-        assertThat(r.json().get("reason").asText()).contains("A");
+        assertThat(r.json().get("reason").asText()).isEqualTo("A has balance 100, the debit needs 101");
         assertThat(r.json().get("code").asText()).isEqualTo("INSUFFICIENT_FUNDS");
-        assertThat(r.err()).contains("canceled");
+        assertThat(r.json().get("failedOperation").get("index").asInt()).isZero();
+        assertThat(r.json().get("failedOperation").get("id").asText()).isEqualTo("A");
+        assertThat(r.err()).contains("canceled: A has balance 100, the debit needs 101");
         assertThat(balance("A")).isEqualTo(100);
         assertThat(balance("B")).isZero();
     }

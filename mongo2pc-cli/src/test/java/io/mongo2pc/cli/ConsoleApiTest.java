@@ -285,6 +285,7 @@ class ConsoleApiTest {
 
             assertError(r, 503, "DATABASE_UNAVAILABLE");
             assertThat(r.json().get("error").asText()).contains("cannot read the database");
+            assertThat(JavaLeaks.find(r.json().get("error").asText())).as(r.body()).isEmpty();
             assertThat(console.get("/").status()).isEqualTo(200);
         } finally {
             server.close();

@@ -3,26 +3,19 @@ package io.mongo2pc.cli;
 import io.mongo2pc.embedded.EmbeddedServer;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import org.bson.types.Decimal128;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
-import org.openqa.selenium.StaleElementReferenceException;
-import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
-import java.io.File;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,53 +23,17 @@ import java.util.Date;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The console page in a real headless Chromium, driven as a person would use it: counts that
  * change while a worker runs, a stale transaction after its owner dies, cancel with confirmation,
  * the id filter, HTML shown as text, and the token. Skipped only where Chromium is not installed.
  */
-class ConsoleBrowserTest {
-    static final File CHROMIUM = new File("/usr/bin/chromium");
-    static final File CHROMEDRIVER = new File("/usr/bin/chromedriver");
-    /** A failure's timeout, never a measure: the page refreshes every 1.5 s on a loaded machine. */
-    static final Duration PATIENCE = Duration.ofSeconds(40);
-
+class ConsoleBrowserTest extends ConsoleBrowserBase {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
-    static WebDriver browser;
-    static Path profile;
-
     CliRunner cli;
-    ConsoleFixture console;
-
-    @BeforeAll
-    static void startBrowser() throws IOException {
-        assumeTrue(CHROMIUM.canExecute() && CHROMEDRIVER.canExecute(),
-                "Chromium is not installed (apt-get install chromium chromium-driver): the console's browser tests are skipped");
-        profile = Files.createTempDirectory("mongo2pc-chromium");
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(CHROMIUM);
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-                "--window-size=1400,1600", "--user-data-dir=" + profile);
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER).usingAnyFreePort().build();
-        browser = new ChromeDriver(service, options);
-    }
-
-    @AfterAll
-    static void stopBrowser() throws IOException {
-        if (browser != null) {
-            browser.quit();
-        }
-        if (profile != null) {
-            try (var files = Files.walk(profile)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
-    }
 
     @BeforeEach
     void setUp() {
@@ -87,52 +44,33 @@ class ConsoleBrowserTest {
         mongo.invariants().expectTotal(mongo.database(), 2000);
     }
 
-    @AfterEach
-    void stopConsole() {
-        if (console != null) {
-            console.close();
-        }
-    }
-
     private void open(String... consoleArgs) {
         console = new ConsoleFixture(List.of("--uri", mongo.uri(), "--db", mongo.database()), consoleArgs);
         browser.get(console.url());
     }
 
-    /** Waits, reading again whatever a refresh of the page replaced meanwhile. */
     private WebDriverWait waiting() {
-        WebDriverWait wait = new WebDriverWait(browser, PATIENCE);
-        wait.ignoring(StaleElementReferenceException.class);
-        return wait;
+        return page.waiting();
     }
 
     private void waitForText(By where, String text) {
-        waiting().until(ExpectedConditions.textToBe(where, text));
+        page.waitForText(where, text);
     }
 
     private WebElement row(String id) {
-        return waiting().until(d -> d.findElements(By.cssSelector("#transactions tbody tr")).stream()
-                .filter(tr -> id.equals(tr.getAttribute("data-id"))).findFirst().orElse(null));
+        return page.row(id);
     }
 
-    /** The row of {@code id} as "class|text", read in one step (a refresh replaces the rows), or null if absent. */
     private String rowNow(String id) {
-        return (String) ((JavascriptExecutor) browser).executeScript(
-                "var rows = document.querySelectorAll('#transactions tbody tr');"
-                        + "for (var i = 0; i < rows.length; i++) { if (rows[i].dataset.id === arguments[0]) {"
-                        + " return rows[i].className + '|' + rows[i].innerText; } } return null;", id);
+        return page.rowNow(id);
     }
 
     private void waitForRow(String id, String... texts) {
-        waiting().until(d -> {
-            String row = rowNow(id);
-            return row != null && java.util.Arrays.stream(texts).allMatch(row::contains);
-        });
+        page.waitForRow(id, texts);
     }
 
     private void confirm(boolean yes) {
-        waiting().until(ExpectedConditions.visibilityOfElementLocated(By.id("confirm")));
-        browser.findElement(By.id(yes ? "confirm-yes" : "confirm-no")).click();
+        page.confirm(yes);
     }
 
     @Test
@@ -229,6 +167,28 @@ class ConsoleBrowserTest {
         } finally {
             server.close();
         }
+    }
+
+    @Test
+    void numbersBeyondADouble_reachThePageExactly() {
+        String tiny = "0." + "0".repeat(38) + "1";
+        var db = mongo.client().getDatabase(mongo.database());
+        db.getCollection("accounts").insertMany(List.of(
+                new Document("_id", "BIG").append("balance", 9223372036854775723L).append("pendingTransactions", List.of()),
+                new Document("_id", "TINY").append("balance", new Decimal128(new BigDecimal(tiny))).append("pendingTransactions", List.of())));
+        db.getCollection("transactions").insertOne(new Document("_id", "big-one").append("state", "canceled")
+                .append("source", "BIG").append("destination", "TINY").append("value", 9223372036854775723L)
+                .append("lastModified", new Date()));
+        open();
+
+        waitForRow("big-one", "BIG → TINY 9223372036854775723");
+        row("big-one").click();
+        waitForText(By.id("detail-id"), "big-one");
+        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("detail-ops"), "\"balance\": 9223372036854775723"));
+        waiting().until(ExpectedConditions.textToBePresentInElementLocated(By.id("detail-ops"), "\"balance\": " + tiny));
+        assertThat(browser.findElement(By.id("detail-document")).getText()).contains("\"value\": 9223372036854775723");
+        db.getCollection("accounts").deleteMany(new Document("_id", new Document("$in", List.of("BIG", "TINY"))));
+        mongo.invariants().expectTotal(mongo.database(), 2000);
     }
 
     @Test

@@ -29,10 +29,7 @@ class NoJavaInMessagesTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
-    /** What Java leaks look like: a qualified or exception class name, a stack frame, Java's toString of a value. */
-    static final Pattern JAVA = Pattern.compile("\\b(?:java|javax|org|com|io|de)\\.[a-z]\\w*\\.|\\w+(?:Exception|Error)\\b"
-            + "|^\\s+at \\S+\\(|Document\\{\\{|\\bPT\\d|\\((?:Document|String|Integer|Long|Double|ObjectId|Boolean|ArrayList)\\)"
-            + "|readStartDocument", Pattern.MULTILINE);
+    static final Pattern JAVA = JavaLeaks.JAVA;
 
     @TempDir
     Path dir;
@@ -121,7 +118,34 @@ class NoJavaInMessagesTest {
         bad.add(new String[]{"tx", file("t.json", "{\"ops\": []}"), "--target", "=x"});
         bad.add(new String[]{"tx", file("u.json", "{\"ops\": []}"), "--target", "shop=not a uri"});
         bad.add(new String[]{"tx"});
+        badJson(bad);
         return bad;
+    }
+
+    /** Text that is not a transaction, of many kinds: broken JSON, bad extended JSON types, numbers out of range. */
+    private void badJson(List<String[]> bad) throws IOException {
+        String insert = "{\"ops\": [{\"op\": \"insert\", \"db\": \"d\", \"coll\": \"c\", \"doc\": {\"_id\": 1, \"x\": %s}}]}";
+        String inc = "{\"ops\": [{\"op\": \"inc\", \"db\": \"d\", \"coll\": \"c\", \"id\": 1, \"inc\": {\"n\": %s}}]}";
+        for (String text : List.of("{\"ops\": [ {\"op\": \"insert\"", "{\"ops\": [}", "{\"ops\": [1,]}", "{\"ops\": [] ",
+                "{\"ops\": \"\u0001\"}", "\uFEFF{\"ops\": []}", "{\"ops\": [], }", "{ops: []}", "[\"ops\"]", "\"ops\"", "null", "5",
+                "{\"ops\": [" + "[".repeat(1200) + "]".repeat(1200) + "]}",
+                "{\"ops\": [{\"op\": \"insert\", \"db\": \"d\", \"coll\": \"c\", \"doc\": {\"_id\": " + "9".repeat(1200) + "}}]}")) {
+            bad.add(new String[]{"tx", "-", "<" + text});
+        }
+        for (String value : List.of("{\"$numberDecimal\": \"abc\"}", "{\"$numberDecimal\": 5}", "{\"$oid\": \"zz\"}",
+                "{\"$date\": \"yesterday\"}", "{\"$date\": {\"$numberLong\": \"x\"}}", "{\"$numberLong\": \"1.5\"}",
+                "{\"$numberInt\": \"x\"}", "{\"$numberDouble\": \"lots\"}", "{\"$binary\": {\"base64\": \"!!\", \"subType\": \"00\"}}",
+                "{\"$timestamp\": {\"t\": \"x\"}}", "{\"$uuid\": \"nope\"}", "{\"$symbol\": 1}", "{\"$minKey\": 2}",
+                "{\"$undefined\": 5}", "{\"$code\": 5}", "{\"$dbPointer\": 1}")) {
+            bad.add(new String[]{"tx", "-", "<" + String.format(insert, value)});
+        }
+        for (String amount : List.of("1e400", "{\"$numberDecimal\": \"NaN\"}", "{\"$numberDecimal\": \"Infinity\"}", "\"5\"", "true",
+                "[1]", "{\"$numberDecimal\": \"1e9999\"}")) {
+            bad.add(new String[]{"tx", "-", "<" + String.format(inc, amount)});
+        }
+        Path latin1 = dir.resolve("bytes.json");
+        Files.write(latin1, new byte[]{'{', '"', 'o', (byte) 0xE9, '"', ':', '1', '}'});
+        bad.add(new String[]{"tx", latin1.toString()});
     }
 
     @Test
@@ -142,21 +166,24 @@ class NoJavaInMessagesTest {
                 if (json) {
                     args.add("--json");
                 }
+                String input = stdin;
                 CliRunner.Result r = withStdin(stdin, () -> cli.run(args.toArray(String[]::new)));
                 checked++;
                 String said = r.err() + (json ? r.out() : "");
+                String line = String.join(" ", args) + (input.isEmpty() ? "" : " < "
+                        + (input.length() > 150 ? input.substring(0, 150) + "..." : input));
                 Matcher m = JAVA.matcher(said);
                 if (m.find()) {
-                    leaks.add(String.join(" ", args) + "\n  -> '" + m.group() + "' in: " + said.strip());
+                    leaks.add(line + "\n  -> '" + m.group() + "' in: " + said.strip());
                 }
                 // an id that names no transaction is not found (4), as read's document; the rest is bad input (2)
                 int expected = (command[0].equals("inspect") || command[0].equals("cancel")) && !command[1].isEmpty()
                         ? ExitCodes.NOT_FOUND : ExitCodes.BAD_INPUT;
                 if (r.exitCode() != expected) {
-                    leaks.add(String.join(" ", args) + "\n  -> exit " + r.exitCode() + ", not " + expected + ": " + said.strip());
+                    leaks.add(line + "\n  -> exit " + r.exitCode() + ", not " + expected + ": " + said.strip());
                 }
                 if (r.err().isBlank()) {
-                    leaks.add(String.join(" ", args) + "\n  -> nothing on stderr");
+                    leaks.add(line + "\n  -> nothing on stderr");
                 }
             }
         }

@@ -59,7 +59,7 @@ class TransactionsCommandTest {
         CliRunner.Result r = cli.run("transactions", "list", "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.keys()).containsExactly("transactions", "more", "next", "server", "data");
+        assertThat(r.keys()).containsExactly("transactions", "more", "next", "total", "server", "data");
         assertThat(r.json().get("more").asBoolean()).isFalse();
         assertThat(ids(r)).containsExactly(queued, canceled, done);
         JsonNode first = r.json().get("transactions").get(0);

@@ -96,11 +96,36 @@ class TxAndReadCommandsTest {
 
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
         assertThat(r.json().get("state").asText()).isEqualTo("canceled");
-        assertThat(r.json().get("reason").asText()).contains("guard");
+        assertThat(r.json().get("reason").asText()).isEqualTo("A has balance 100, the debit needs 500");
         assertThat(r.json().get("code").asText()).isEqualTo("INSUFFICIENT_FUNDS");
+        assertThat(r.json().get("failedOperation").toString()).isEqualTo("{\"index\":2,\"target\":\"default\",\"db\":\"" + db
+                + "\",\"coll\":\"accounts\",\"id\":\"A\"}");
         assertThat(shopDatabase().getCollection("orders").find().first().getString("state")).isEqualTo("UnPaid");
         assertThat(shopDatabase().getCollection("payments").countDocuments()).isZero();
         assertThat(shopDatabase().getCollection("carts").countDocuments()).isEqualTo(1);
+    }
+
+    @Test
+    void tx_stockGuardDoesNotHold_guardFailed_withTheGuardAndTheStockShown_andTheOperationNamed() throws IOException {
+        shopDatabase().getCollection("stock").insertOne(new Document("_id", "widget").append("qty", 3));
+        String order = """
+                {"ops": [
+                  {"op": "update", "target": "shop", "db": "%1$s", "coll": "orders", "id": "o1", "update": {"$set": {"state": "Paid"}}},
+                  {"op": "inc", "target": "shop", "db": "%1$s", "coll": "stock", "id": "widget", "inc": {"qty": -5}, "guard": {"qty": {"$gte": 5}}}
+                ]}""".formatted(shopDb);
+
+        CliRunner.Result json = cli.run("tx", file(order).toString(), "--target", "shop=" + shop.uri(), "--json");
+        CliRunner.Result human = cli.run("tx", file(order).toString(), "--target", "shop=" + shop.uri());
+
+        assertThat(json.exitCode()).as(json.toString()).isEqualTo(3);
+        assertThat(json.json().get("code").asText()).isEqualTo("GUARD_FAILED");
+        assertThat(json.json().get("reason").asText())
+                .isEqualTo("guard {\"qty\": {\"$gte\": 5}} does not hold on shop/" + shopDb + ".stock/widget: qty is 3");
+        assertThat(json.json().get("failedOperation").get("index").asInt()).isEqualTo(1);
+        assertThat(json.json().get("failedOperation").get("id").asText()).isEqualTo("widget");
+        assertThat(human.out()).contains("canceled by operation 1 on shop/" + shopDb + ".stock/widget: guard");
+        assertThat(shopDatabase().getCollection("stock").find().first().get("qty")).isEqualTo(3);
+        assertThat(shopDatabase().getCollection("orders").find().first().getString("state")).isEqualTo("UnPaid");
     }
 
     @Test

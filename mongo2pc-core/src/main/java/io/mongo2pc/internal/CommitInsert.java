@@ -94,7 +94,8 @@ final class CommitInsert {
         fields.put(Fields.STATE, TransactionState.APPLIED.stored());
         Document filter = TwoRound.absent(tx.id);
         Document update = new Document("$setOnInsert", fields)
-                .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRound.INSERTED_AT, true));
+                .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRound.INSERTED_AT, true)
+                        .append(Fields.COMMITTED_AT, true));
         c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.BEFORE, tx.id);
         Instant sentAfter = c.clock().lowerBound();
         boolean[] inDoubt = new boolean[1];

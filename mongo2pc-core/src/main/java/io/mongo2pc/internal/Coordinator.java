@@ -40,12 +40,9 @@ final class Coordinator {
         while (!tx.state.isTerminal() && !(inBackground && tx.state == APPLIED)) {
             switch (tx.state) {
                 case PENDING -> {
-                    Participants.Result refusal = applyAll(tx);
-                    if (refusal == null) {
+                    if (applyAll(tx)) {
                         writes.move(tx, Transition.PENDING_TO_APPLIED, null);
                     } else {
-                        tx.reason = refusal.reason();
-                        tx.code = refusal.code();
                         writes.move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
                     }
                 }
@@ -66,7 +63,7 @@ final class Coordinator {
             return handOver(tx);
         }
         tx.counted(metrics);
-        return new TransactionOutcome(tx.id, tx.state, tx.reason, tx.code);
+        return tx.outcome();
     }
 
     /**
@@ -83,11 +80,11 @@ final class Coordinator {
             return new TransactionOutcome(tx.id, APPLIED, null);
         }
         tx.counted(metrics);
-        return new TransactionOutcome(tx.id, tx.state, tx.reason, tx.code);
+        return tx.outcome();
     }
 
-    /** Applies every operation; returns null if all are in effect, else why one cannot be. */
-    private Participants.Result applyAll(OwnedTransaction tx) {
+    /** Applies every operation; true if all are in effect, else false with why one cannot be noted in {@code tx}. */
+    private boolean applyAll(OwnedTransaction tx) {
         // One by one, in order, never batched: a later write must not be in effect (a credit that
         // others could spend) before an earlier one's guard (the debit's) has held.
         for (int i = 0; i < tx.ops.size(); i++) {
@@ -95,10 +92,11 @@ final class Coordinator {
             Participants.Result result = writes.participantWrite(tx, Step.APPLY, i,
                     deadline -> participants.apply(op, tx.id, deadline));
             if (result.kind() == Participants.Kind.REFUSED || result.kind() == Participants.Kind.BUSY) {
-                return result;
+                tx.refusedAt(i, result);
+                return false;
             }
         }
-        return null;
+        return true;
     }
 
     /** Undoes only what is in effect: the marker says which participants were applied. */

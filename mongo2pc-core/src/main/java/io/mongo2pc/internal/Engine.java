@@ -67,7 +67,7 @@ public final class Engine {
         this.retrier = new Retrier(settings.retryTimeout(), settings.clock());
         CrashPoints crashPoints = new CrashPoints(settings.crashHook());
         Tokens tokens = new Tokens();
-        StoredOperations operations = new StoredOperations(settings, targets.names());
+        StoredOperations operations = new StoredOperations(settings, targets);
         Participants participants = new Participants(targets, settings.maxMarkers(), database + "." + collection);
         WritesInDoubt writesInDoubt = new WritesInDoubt(targets, store, clock, retrier, settings.lease(),
                 settings.maxClockSkew(), operations::of);
@@ -229,6 +229,17 @@ public final class Engine {
     /** A page of transactions, newest first (see {@link TransactionListing}). */
     public TransactionPage list(TransactionQuery query) {
         return listing.list(query);
+    }
+
+    /** How many transactions match {@code query} (see {@link TransactionListing#count}). */
+    public long count(TransactionQuery query) {
+        return retrier.call("count", null, null, () -> listing.count(query));
+    }
+
+    /** Records on transaction {@code id} that {@code by} did {@code action}; false if there is no such transaction. */
+    public boolean note(Object id, String action, String by) {
+        Instant at = admin.serverTime();
+        return retrier.call("note", id, null, () -> store.note(id, action, by, at));
     }
 
     /** The oldest open transaction, if any (see {@link TransactionListing#oldestOpen}). */

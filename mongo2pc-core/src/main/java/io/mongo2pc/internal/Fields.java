@@ -18,7 +18,15 @@ public final class Fields {
     public static final String REASON = "reason";
     /** The reason's ReasonCode, by name. */
     public static final String CODE = "code";
+    /** The refused operation of a canceled transaction: {index, target, db, coll, id} (see FailedOperations). */
+    public static final String FAILED_OP = "failedOp";
     public static final String LEASE_MS = "leaseMs";
+    /** When the transaction was asked for (run or submitted), by the owner's reading of the server's clock. */
+    public static final String STARTED_AT = "startedAt";
+    /** When it reached its commit point: {@code $currentDate} of the commit (its insert as applied, or pending -> applied). */
+    public static final String COMMITTED_AT = "committedAt";
+    /** Who acted on it by hand and when ({@code [{action, by, at}]}, the last 20), written by {@link TransactionStore#note}. */
+    public static final String ACTIONS = "actions";
     /** Indexes of insert operations whose request may still land late (see WritesInDoubt). */
     public static final String INSERTS_IN_DOUBT = "insertsInDoubt";
 

@@ -5,7 +5,9 @@ import io.mongo2pc.Operation;
 import org.bson.Document;
 
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Writes operations into the transaction document's {@code ops} array and reads them back, so
@@ -33,6 +35,9 @@ final class OperationCodec {
             if (!operation.guard().isEmpty()) {
                 doc.append("guard", operation.guard());
             }
+            if (!operation.flags().isEmpty()) {
+                doc.append("flags", operation.flags().stream().map(Enum::name).sorted().toList());
+            }
             encoded.add(doc);
         }
         return encoded;
@@ -44,12 +49,13 @@ final class OperationCodec {
             DocumentRef ref = new DocumentRef(doc.getString("target"), doc.getString("db"), doc.getString("coll"), doc.get("id"));
             Document guard = doc.get("guard", Document.class);
             String kind = doc.getString("op");
+            Set<Operation.Flag> flags = flags(doc);
             if ("inc".equals(kind)) {
-                operations.add(new Operation.Increment(ref, doc.get("inc", Document.class), guard));
+                operations.add(new Operation.Increment(ref, doc.get("inc", Document.class), guard, flags));
             } else if ("insert".equals(kind)) {
                 operations.add(new Operation.Insert(ref, doc.get("doc", Document.class)));
             } else if ("update".equals(kind)) {
-                operations.add(new Operation.Update(ref, doc.get("update", Document.class), guard));
+                operations.add(new Operation.Update(ref, doc.get("update", Document.class), guard, flags));
             } else if ("delete".equals(kind)) {
                 operations.add(new Operation.Delete(ref, guard));
             } else {
@@ -57,6 +63,19 @@ final class OperationCodec {
             }
         }
         return operations;
+    }
+
+    /** The stored flags; one this version does not know is left out (it can only allow less). */
+    private static Set<Operation.Flag> flags(Document doc) {
+        Set<Operation.Flag> flags = EnumSet.noneOf(Operation.Flag.class);
+        for (Object name : doc.getList("flags", Object.class, List.of())) {
+            for (Operation.Flag flag : Operation.Flag.values()) {
+                if (flag.name().equals(name)) {
+                    flags.add(flag);
+                }
+            }
+        }
+        return flags;
     }
 
     static String kind(Operation operation) {

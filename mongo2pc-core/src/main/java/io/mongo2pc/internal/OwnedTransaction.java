@@ -27,6 +27,8 @@ final class OwnedTransaction {
     TransactionState state;
     String reason;
     ReasonCode code;
+    /** The refused operation that cancels it, or null (stored with the reason). */
+    TransactionOutcome.FailedOperation failed;
     /** Server time after which the server refuses this owner's participant writes. */
     Instant deadline;
     long stampedNanos;
@@ -59,10 +61,25 @@ final class OwnedTransaction {
         return new TransactionOutcome(id, state, reason, code);
     }
 
-    /** The reason fields of a cancel: the text, and the code when there is one. */
+    /** The reason fields of a cancel: the text, the code when there is one, and the refused operation when one was. */
     Document reasonFields() {
         Document fields = new Document(Fields.REASON, reason);
-        return code == null ? fields : fields.append(Fields.CODE, code.name());
+        if (code != null) {
+            fields.append(Fields.CODE, code.name());
+        }
+        return failed == null ? fields : fields.append(Fields.FAILED_OP, FailedOperations.stored(failed));
+    }
+
+    /** Cancels for the refusal of operation {@code index}: its reason, code and document. */
+    void refusedAt(int index, Participants.Result refusal) {
+        reason = refusal.reason();
+        code = refusal.code();
+        failed = new TransactionOutcome.FailedOperation(index, ops.get(index).document());
+    }
+
+    /** Its outcome as it stands (applied, done or canceled). */
+    TransactionOutcome outcome() {
+        return new TransactionOutcome(id, state, reason, code, state == TransactionState.CANCELED ? failed : null);
     }
 
     /** A transfer's shape: a few increments, all in one collection, so one request can carry them all. */

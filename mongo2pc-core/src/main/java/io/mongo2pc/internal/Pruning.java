@@ -31,7 +31,7 @@ final class Pruning {
     private static final int BATCH = 500;
     /** What a stub keeps beside its state: enough for the owner, readers and a caller's id run again to know the outcome. */
     private static final List<String> KEPT = List.of(Fields.LAST_MODIFIED, TwoRound.NONCE, Fields.TOKEN, Fields.EPOCH,
-            TwoRound.PROTOCOL, Fields.REASON, Fields.CODE);
+            TwoRound.PROTOCOL, Fields.REASON, Fields.CODE, Fields.FAILED_OP);
 
     private final TransactionStore store;
     private final AdminQueries admin;

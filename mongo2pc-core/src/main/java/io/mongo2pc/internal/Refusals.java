@@ -5,6 +5,7 @@ import com.mongodb.client.MongoCollection;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
+import io.mongo2pc.Values;
 import io.mongo2pc.internal.Participants.Result;
 import org.bson.Document;
 
@@ -21,6 +22,8 @@ import static io.mongo2pc.internal.Participants.sameId;
  * kind that writes with a filter (increments, updates, deletes). Thread-safe.
  */
 final class Refusals {
+    /** The tutorial's field of an account's money. */
+    private static final String BALANCE = "balance";
     private final int maxMarkers;
 
     Refusals(int maxMarkers) {
@@ -80,11 +83,6 @@ final class Refusals {
         return refusedByGuard(op, failing);
     }
 
-    /** The refusal of {@code op} by its guard, which fails on {@code seen} (the document as one read showed it). */
-    static Result refusedByGuard(Operation op, Document seen) {
-        return Result.refused(isFundsCheck(op) ? ReasonCode.INSUFFICIENT_FUNDS : ReasonCode.GUARD_FAILED,
-                "guard " + op.guard().toJson() + " does not hold on " + op.document(), seen);
-    }
 
     /**
      * The document of {@code op} as one read shows it, if its guard fails on it; null if the guard
@@ -100,8 +98,57 @@ final class Refusals {
     }
 
     /**
-     * True for a debit guarded by its own funds check: an increment by {@code -x} of a field (an
-     * increment, or an update that is only {@code $inc}) whose guard is {@code {field: {$gte: x}}}.
+     * The refusal of {@code op} by its guard, which fails on {@code current} (the document as one
+     * read showed it), in words: a debit's funds check says what the document has and what the debit
+     * needs ("bob has balance 4000, the debit needs 5000", {@link ReasonCode#INSUFFICIENT_FUNDS}); any
+     * other guard is shown with the values its fields hold ({@link ReasonCode#GUARD_FAILED}).
+     */
+    static Result refusedByGuard(Operation op, Document current) {
+        if (isFundsCheck(op)) {
+            String field = op.guard().keySet().iterator().next();
+            Number floor = (Number) op.guard().get(field, Document.class).get("$gte");
+            Object has = current == null ? null : fieldValue(current, field);
+            return Result.refused(ReasonCode.INSUFFICIENT_FUNDS, op.document().id() + " has "
+                    + (has == null && current != null ? "no " + field : has == null ? "less than that in " + field
+                    : field + " " + Values.plain(has)) + ", the debit needs " + Values.plain(floor), current);
+        }
+        StringBuilder holds = new StringBuilder();
+        if (current != null) {
+            for (String field : op.guard().keySet()) {
+                if (!field.startsWith("$")) {
+                    Object value = fieldValue(current, field);
+                    holds.append(holds.length() == 0 ? ": " : ", ").append(field)
+                            .append(value == null && !hasField(current, field) ? " is missing" : " is " + Values.plain(value));
+                }
+            }
+        }
+        return Result.refused(ReasonCode.GUARD_FAILED, "guard " + Values.plain(op.guard()) + " does not hold on "
+                + op.document() + holds, current);
+    }
+
+    /** The value at a dotted path of {@code doc}, or null. */
+    static Object fieldValue(Document doc, String path) {
+        Object value = doc;
+        for (String part : path.split("\\.")) {
+            if (!(value instanceof Document d)) {
+                return null;
+            }
+            value = d.get(part);
+        }
+        return value;
+    }
+
+    private static boolean hasField(Document doc, String path) {
+        int dot = path.lastIndexOf('.');
+        Object parent = dot < 0 ? doc : fieldValue(doc, path.substring(0, dot));
+        return parent instanceof Document d && d.containsKey(path.substring(dot + 1));
+    }
+
+    /**
+     * True for a debit guarded by its own funds check: an increment of a field by {@code -x} (an
+     * increment, or an update that is only {@code $inc}) under the guard {@code {field: {$gte: x}}},
+     * of money: the operation is flagged {@link Operation.Flag#DEBIT} (the bank's are), or the field
+     * is the tutorial's account {@code balance}. A stock count's guard is a guard ({@code GUARD_FAILED}).
      */
     static boolean isFundsCheck(Operation op) {
         Object increments = op instanceof Operation.Increment inc ? inc.increments()
@@ -110,6 +157,9 @@ final class Refusals {
             return false;
         }
         String field = op.guard().keySet().iterator().next();
+        if (!op.flags().contains(Operation.Flag.DEBIT) && !field.equals(BALANCE)) {
+            return false;
+        }
         return op.guard().get(field) instanceof Document check && check.size() == 1
                 && check.get("$gte") instanceof Number floor && changes.get(field) instanceof Number amount
                 && Numbers.isFinite(floor) && Numbers.isFinite(amount)

@@ -64,8 +64,8 @@ final class Starter {
     TransactionOutcome run(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         requireOpen();
         Object id = idFor(requestedId);
-        operations.validate(ops, settings.maxOperations(), id);
-        Document doc = newDocument(fields, ops, storeOps, PENDING)
+        operations.validateNew(ops, settings.maxOperations(), id);
+        Document doc = newDocument(fields, ops, storeOps, PENDING, started())
                 .append(Fields.APPLICATION, settings.application())
                 .append(Fields.OWNER, settings.owner())
                 .append(Fields.EPOCH, 1L)
@@ -87,8 +87,8 @@ final class Starter {
     /** See {@link Engine#submit}. */
     Object submit(Object requestedId, List<Operation> ops, Document fields, boolean storeOps) {
         Object id = idFor(requestedId);
-        operations.validate(ops, settings.maxOperations(), id);
-        Document doc = newDocument(fields, ops, storeOps, INITIAL);
+        operations.validateNew(ops, settings.maxOperations(), id);
+        Document doc = newDocument(fields, ops, storeOps, INITIAL, started());
         if (settings.twoRoundCommit() && TwoRound.runs(ops, id)) {
             TwoRound.queued(id, doc); // whoever claims it drives it by the two-round rules
         }
@@ -118,7 +118,7 @@ final class Starter {
         OwnedTransaction tx;
         try {
             List<Operation> ops = operations.of(claimed);
-            operations.validate(ops, settings.maxOperations(), id);
+            operations.validateNew(ops, settings.maxOperations(), id);
             tx = new OwnedTransaction(id, 1L, ops, PENDING, null);
             writes.stamped(tx, TransactionStore.stamped(claimed));
         } catch (InvalidTransactionException | IllegalStateException e) {
@@ -152,12 +152,21 @@ final class Starter {
         return requested;
     }
 
-    private static Document newDocument(Document fields, List<Operation> ops, boolean storeOps, TransactionState state) {
+    /**
+     * When a transaction is asked for, by this process's reading of the server's clock (the one its
+     * deadline is counted from): the start of its commit latency, read from the collection by anyone.
+     */
+    private Date started() {
+        return Date.from(retrier.call("read clock", null, null, clock::lowerBound));
+    }
+
+    private static Document newDocument(Document fields, List<Operation> ops, boolean storeOps, TransactionState state,
+                                        Date started) {
         Document doc = new Document();
         if (fields != null) {
             doc.putAll(fields);
         }
-        doc.append(Fields.STATE, state.stored());
+        doc.append(Fields.STATE, state.stored()).append(Fields.STARTED_AT, started);
         if (storeOps) {
             doc.append(Fields.OPS, OperationCodec.encode(ops));
         }

@@ -18,10 +18,12 @@ import java.util.Set;
 final class StoredOperations {
     private final TransactionManagerSettings settings;
     private final Set<String> targetNames;
+    private final NumberTypes numberTypes;
 
-    StoredOperations(TransactionManagerSettings settings, Set<String> targetNames) {
+    StoredOperations(TransactionManagerSettings settings, Targets targets) {
         this.settings = settings;
-        this.targetNames = targetNames;
+        this.targetNames = targets.names();
+        this.numberTypes = new NumberTypes(targets);
     }
 
     /** The operations of a stored transaction; throws IllegalStateException if none can be read. */
@@ -46,6 +48,16 @@ final class StoredOperations {
         }
         throw new IllegalStateException("transaction " + transaction.get(Fields.ID)
                 + " has no operations mongo2pc can read (no 'ops' field and no codec recognises it)");
+    }
+
+    /**
+     * {@link #validate}, and no increment that would change a stored number's type or scale
+     * ({@link NumberTypes}, one read per document incremented by a double or a decimal): the checks of
+     * a transaction about to start, before anything is written.
+     */
+    void validateNew(List<Operation> ops, int maxOperations, Object id) {
+        validate(ops, maxOperations, id);
+        numberTypes.check(ops, id);
     }
 
     /** Validation.check, and no operation on the coordinator's own documents (transactions, clock). */

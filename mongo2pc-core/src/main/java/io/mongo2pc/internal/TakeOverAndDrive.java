@@ -80,6 +80,7 @@ final class TakeOverAndDrive implements TakeOver {
         OwnedTransaction tx = new OwnedTransaction(id, TransactionStore.epochOf(taken), ops, TransactionStore.stateOf(taken),
                 taken.getString(Fields.REASON));
         tx.code = ReasonCode.parse(taken.get(Fields.CODE)).orElse(null);
+        tx.failed = FailedOperations.of(taken);
         writes.stamped(tx, TransactionStore.stamped(taken));
         try {
             if (cancelReason != null && tx.state == PENDING) {

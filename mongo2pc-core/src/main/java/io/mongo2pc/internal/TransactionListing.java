@@ -35,6 +35,7 @@ public final class TransactionListing {
     private final MongoCollection<Document> transactions;
     private final Supplier<Instant> serverTime;
     private final Function<Document, List<Operation>> operationsOf;
+    private final List<TransactionCodec> codecs;
 
     /** {@code codecs} and {@code database} read the operations of documents without mongo2pc's {@code ops}. */
     public TransactionListing(MongoCollection<Document> transactions, Supplier<Instant> serverTime,
@@ -42,26 +43,14 @@ public final class TransactionListing {
         this.transactions = transactions;
         this.serverTime = serverTime;
         List<TransactionCodec> readers = List.copyOf(codecs);
+        this.codecs = readers;
         this.operationsOf = doc -> StoredOperations.of(doc, readers, database);
     }
 
     public TransactionPage list(TransactionQuery query) {
         ListCursor cursor = query.after() == null ? null : ListCursor.decode(query.after());
         Instant now = serverTime.get();
-        List<Bson> filters = new ArrayList<>();
-        filters.add(Pruning.notPruned()); // a pruned transaction's stub is its id and outcome only: not listed
-        if (!query.states().isEmpty()) {
-            filters.add(states(query.states()));
-        }
-        if (query.owner() != null) {
-            filters.add(new Document(Fields.OWNER, query.owner()));
-        }
-        if (query.application() != null) {
-            filters.add(new Document(Fields.APPLICATION, query.application()));
-        }
-        if (query.olderThan() != null) {
-            filters.add(stampedNotAfterOrUnstamped(TransactionStore.notAfter(now.minus(query.olderThan()))));
-        }
+        List<Bson> filters = filters(query, now);
         int skipped = 0;
         if (cursor != null && cursor.millis() != null) {
             // the cursor's own millisecond again: what of it the last page returned is skipped below
@@ -95,6 +84,55 @@ public final class TransactionListing {
         List<TransactionView> views = new ArrayList<>(page.size());
         page.forEach(doc -> views.add(StoredTransactions.view(doc, operationsOf)));
         return new TransactionPage(views, more, more ? next(cursor, page).encode() : null, now);
+    }
+
+    /** How many stored transactions match {@code query}'s filters (its page size and cursor aside). */
+    public long count(TransactionQuery query) {
+        return transactions.countDocuments(new Document("$and", filters(query, serverTime.get())));
+    }
+
+    /** The filters of {@code query} at server time {@code now} (its cursor aside). */
+    private List<Bson> filters(TransactionQuery query, Instant now) {
+        List<Bson> filters = new ArrayList<>();
+        filters.add(Pruning.notPruned()); // a pruned transaction's stub is its id and outcome only: not listed
+        if (!query.states().isEmpty()) {
+            filters.add(states(query.states()));
+        }
+        if (query.owner() != null) {
+            filters.add(new Document(Fields.OWNER, query.owner()));
+        }
+        if (query.application() != null) {
+            filters.add(new Document(Fields.APPLICATION, query.application()));
+        }
+        if (query.olderThan() != null) {
+            filters.add(stampedNotAfterOrUnstamped(TransactionStore.notAfter(now.minus(query.olderThan()))));
+        }
+        if (query.changedFrom() != null) {
+            filters.add(new Document(Fields.LAST_MODIFIED, new Document("$gte", Date.from(query.changedFrom()))));
+        }
+        if (query.changedTo() != null) {
+            filters.add(new Document(Fields.LAST_MODIFIED, new Document("$lt", Date.from(query.changedTo()))));
+        }
+        if (query.touching() != null) {
+            filters.add(touching(query.touching()));
+        }
+        return filters;
+    }
+
+    /** Transactions with an operation on a document of {@code _id} {@code id}: stored operations, or what a codec tells. */
+    private Bson touching(Object id) {
+        List<Object> ids = new ArrayList<>(List.of(id));
+        if (id instanceof Integer i) {
+            ids.add(i.longValue()); // MongoDB matches an int and a long of one value as one _id
+        } else if (id instanceof Long l && l == l.intValue()) {
+            ids.add(l.intValue());
+        }
+        Document in = new Document("$in", ids);
+        List<Bson> any = new ArrayList<>(List.of(new Document(Fields.OPS + ".id", in)));
+        for (TransactionCodec codec : codecs) {
+            codec.touching(id).ifPresent(any::add);
+        }
+        return any.size() == 1 ? any.get(0) : new Document("$or", any);
     }
 
     /**

@@ -94,7 +94,11 @@ final class TransactionStore {
         if (fields != null) {
             set.putAll(fields);
         }
-        return new Write(filter, new Document("$set", set).append("$currentDate", new Document(Fields.LAST_MODIFIED, true)));
+        Document stamps = new Document(Fields.LAST_MODIFIED, true);
+        if (t == Transition.PENDING_TO_APPLIED) {
+            stamps.append(Fields.COMMITTED_AT, true); // the commit point's time, kept when done stamps lastModified again
+        }
+        return new Write(filter, new Document("$set", set).append("$currentDate", stamps));
     }
 
     /** Which transaction an owner's change matches: its id, under the owner's epoch. */
@@ -204,6 +208,16 @@ final class TransactionStore {
     Document claimedWith(String token) {
         return transactions.find(new Document(Fields.TOKEN, token).append(Fields.EPOCH, 1L)
                 .append(Fields.STATE, in(TransactionState.PENDING))).projection(Projections.exclude("__none")).first();
+    }
+
+    /**
+     * Adds {@code {action, by, at}} to transaction {@code id}'s {@code actions} (the last 20 kept),
+     * touching nothing else (its lastModified stays: a note is not a sign of life of its owner).
+     */
+    boolean note(Object id, String action, String by, Instant at) {
+        Document entry = new Document("action", action).append("by", by).append("at", Date.from(at));
+        return transactions.updateOne(new Document(Fields.ID, id), new Document("$push", new Document(Fields.ACTIONS,
+                new Document("$each", List.of(entry)).append("$slice", -20)))).getMatchedCount() == 1;
     }
 
     /** Ended transactions that note inserts in doubt (see WritesInDoubt), at most {@code limit}. */

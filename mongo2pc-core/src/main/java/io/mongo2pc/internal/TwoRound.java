@@ -233,6 +233,7 @@ final class TwoRound {
                 TransactionStore.stateOf(taken), taken.getString(Fields.REASON));
         tx.nonce = taken.getString(NONCE);
         tx.code = ReasonCode.parse(taken.get(Fields.CODE)).orElse(null);
+        tx.failed = FailedOperations.of(taken);
         c.writes().stamped(tx, TransactionStore.stamped(taken));
         // Its priority from the takeover on: never older than the one its prepares in effect carry
         // (docs/CONFLICTS.md: a transaction never waits for one it must yield to).

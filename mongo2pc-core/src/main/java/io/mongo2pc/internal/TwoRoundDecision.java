@@ -50,6 +50,7 @@ final class TwoRoundDecision {
      */
     void decide(OwnedTransaction tx, RoundOne.Sent[] sent, Instant roundOneUntil) {
         Participants.Result refusal = null;
+        int refused = -1; // the operation whose refusal stands (none for a document inserted late)
         for (int i = 0; i < tx.ops.size(); i++) {
             Settled settled = settle(tx, sent, i, refusal, roundOneUntil);
             if (settled.yieldTo() != null) {
@@ -58,8 +59,10 @@ final class TwoRoundDecision {
                     i = -1; // prepared again: settle the new round from its first prepare
                     continue;
                 }
+                refused = late(refusal) ? -1 : i;
             } else if (refusal == null) {
                 refusal = settled.refusal();
+                refused = refusal == null || late(refusal) ? -1 : i;
             }
         }
         if (refusal == null) {
@@ -74,8 +77,12 @@ final class TwoRoundDecision {
                 c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
             }
         } else {
-            tx.reason = refusal.reason();
-            tx.code = refusal.code();
+            if (refused >= 0) {
+                tx.refusedAt(refused, refusal);
+            } else {
+                tx.reason = refusal.reason();
+                tx.code = refusal.code();
+            }
             c.writes().move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
         }
     }
@@ -219,7 +226,14 @@ final class TwoRoundDecision {
 
     /** The refusal of a transaction whose document was inserted at or after {@code until}: it can only cancel. */
     private static Participants.Result insertedLate(Instant until) {
-        return Participants.Result.refused(ReasonCode.TIMED_OUT, "its document was inserted after its deadline " + until);
+        return Participants.Result.refused(ReasonCode.TIMED_OUT, INSERTED_LATE + until);
+    }
+
+    private static final String INSERTED_LATE = "its document was inserted after its deadline ";
+
+    /** True for {@link #insertedLate}'s refusal: the transaction's, not one operation's. */
+    private static boolean late(Participants.Result refusal) {
+        return refusal.code() == ReasonCode.TIMED_OUT && refusal.reason() != null && refusal.reason().startsWith(INSERTED_LATE);
     }
 
     /** The participant of operation {@code i} as {@code seen} (read to tell why a prepare was refused), or as read now. */

@@ -87,7 +87,7 @@ final class TwoRoundFinish {
             }
         }
         counted(tx);
-        return new TransactionOutcome(tx.id, tx.state, tx.reason, tx.code);
+        return tx.outcome();
     }
 
     private void counted(OwnedTransaction tx) {

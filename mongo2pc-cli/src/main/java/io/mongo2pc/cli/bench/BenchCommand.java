@@ -79,20 +79,20 @@ public final class BenchCommand extends BaseCommand {
     Finish finish = Finish.inline;
 
     @Option(names = "--combined-requests", paramLabel = "N", description = {"library and interactive modes: the most combined write requests out at once per",
-            "collection (TransactionManagerBuilder.combinedRequestsInFlight; default: the library's, "
+            "collection: writes of concurrent transfers share requests (group commit) (default: the library's, "
                     + TransactionManagerBuilder.DEFAULT_COMBINED_REQUESTS_IN_FLIGHT + ")"})
     Integer combinedRequests;
 
     @Option(names = "--rules", paramLabel = "1|2", description = {"library mode: 2, transfers by the two-round commit (the library's",
             "default: both prepares at once, then the commit as the transaction document's insert; credits after the commit point),",
-            "or 1, the tutorial's rules (TransactionManagerBuilder.twoRoundCommit(false): debit, credit, commit) (default: 2)"})
+            "or 1, the tutorial's rules (debit, credit, then the commit) (default: 2)"})
     Integer rules;
 
     @Option(names = "--two-round", description = "library mode: the same as --rules 2")
     boolean twoRoundFlag;
 
     @Option(names = "--no-commit-insert", description = {"library mode, two-round commit: insert the transaction document pending beside the",
-            "prepares and commit it by a compare-and-set (TransactionManagerBuilder.commitInsert(false))"})
+            "prepares and commit it by a compare-and-set"})
     boolean noCommitInsert;
 
     /** True if the run's transfers follow the two-round commit (set by {@link #run} from --rules and --two-round). */

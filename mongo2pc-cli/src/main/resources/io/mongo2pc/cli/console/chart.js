@@ -25,7 +25,7 @@ var mongo2pcChart = (function () {
     var end = points.length ? Date.parse(points[points.length - 1].at) : Date.now();
     var start = end - windowSeconds * 1000;
     var max = 0;
-    points.forEach(function (p) { lines.forEach(function (l) { if (p[l.key] !== null && p[l.key] > max) { max = p[l.key]; } }); });
+    points.forEach(function (p) { lines.forEach(function (l) { if (p[l.key] !== null && Number(p[l.key]) > max) { max = Number(p[l.key]); } }); });
     var top = niceMax(max);
     function x(t) { return L + (W - L - R) * (t - start) / (end - start || 1); }
     function y(v) { return T + (H - T - B) * (1 - v / top); }
@@ -35,13 +35,17 @@ var mongo2pcChart = (function () {
       svg.appendChild(svgEl('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', 'class': 'axis' },
         v >= 100 ? String(Math.round(v)) : String(Math.round(v * 100) / 100)));
     }
-    for (var m = 0; m * 60 <= windowSeconds; m++) {
-      var t = end - m * 60000;
-      svg.appendChild(svgEl('text', { x: x(t), y: H - 6, 'text-anchor': m === 0 ? 'end' : 'middle', 'class': 'axis' },
-        m === 0 ? 'now' : '−' + m + ' min'));
+    // a tick every minute over 5 minutes, every 10 minutes over an hour, every 4 hours over a day
+    var tick = windowSeconds <= 600 ? 60 : windowSeconds <= 3600 ? 600 : 14400;
+    for (var m = 0; m * tick < windowSeconds; m++) {
+      var t = end - m * tick * 1000;
+      var label = m === 0 ? 'now' : tick < 3600 ? '−' + (m * tick / 60) + ' min' : '−' + (m * tick / 3600) + ' h';
+      svg.appendChild(svgEl('text', { x: x(t), y: H - 6, 'text-anchor': m === 0 ? 'end' : 'middle', 'class': 'axis' }, label));
     }
-    if (!points.length) {
-      svg.appendChild(svgEl('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', 'class': 'empty' }, 'collecting…'));
+    var any = points.some(function (p) { return lines.some(function (l) { return p[l.key] !== null; }); });
+    if (!any) {
+      svg.appendChild(svgEl('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', 'class': 'empty' },
+        points.length ? 'nothing finished in this window' : 'reading…'));
       return;
     }
     lines.forEach(function (l) {
@@ -50,11 +54,15 @@ var mongo2pcChart = (function () {
         var t = Date.parse(p.at);
         if (t < start) { return; }
         if (p[l.key] === null) { if (runs[runs.length - 1].length) { runs.push([]); } return; }
-        runs[runs.length - 1].push(x(t).toFixed(1) + ',' + y(p[l.key]).toFixed(1));
+        runs[runs.length - 1].push([x(t).toFixed(1), y(Number(p[l.key])).toFixed(1)]);
       });
       runs.forEach(function (run) {
-        if (run.length === 1) { run.push(run[0]); }
-        if (run.length) { svg.appendChild(svgEl('polyline', { points: run.join(' '), 'class': 'line ' + l.cls })); }
+        if (run.length === 1) { // a value between two gaps: a dot, since a line of one point shows nothing
+          svg.appendChild(svgEl('circle', { cx: run[0][0], cy: run[0][1], r: 2.5, 'class': 'dot ' + l.cls }));
+        } else if (run.length) {
+          svg.appendChild(svgEl('polyline', { points: run.map(function (xy) { return xy.join(','); }).join(' '),
+            'class': 'line ' + l.cls }));
+        }
       });
     });
   }

@@ -1,50 +1,13 @@
-// The mongo2pc console page: polls the JSON API and draws what it returns. Every value from the
-// server is put in the page as text (textContent, SVG text), never parsed as HTML.
-(function () {
+// The mongo2pc console page: polls the JSON API and draws what it returns (the list is list.js's,
+// one transaction detail.js's). Every value from the server is put in the page as text
+// (textContent, SVG text), never parsed as HTML.
+(function (ui, list, detail) {
   'use strict';
   var REFRESH_MS = 1500;
-  var TOKEN_HEADER = 'X-Mongo2pc-Token';
-  var token = null;
-  var view = { cursor: null, older: [], next: null, detailId: null, timer: null, busy: false };
-
-  function $(id) { return document.getElementById(id); }
-
-  function el(tag, text, cls) {
-    var e = document.createElement(tag);
-    if (text !== undefined && text !== null) { e.textContent = String(text); }
-    if (cls) { e.className = cls; }
-    return e;
-  }
-
-  function json(value) { return value === null || value === undefined ? '' : JSON.stringify(value, null, 1); }
-
-  function age(seconds) {
-    if (seconds === null || seconds === undefined) { return '–'; }
-    var s = Math.floor(seconds);
-    if (s < 60) { return seconds.toFixed(1) + 's'; }
-    if (s < 3600) { return Math.floor(s / 60) + 'm' + String(s % 60).padStart(2, '0') + 's'; }
-    if (s < 86400) { return Math.floor(s / 3600) + 'h' + String(Math.floor(s % 3600 / 60)).padStart(2, '0') + 'm'; }
-    return Math.floor(s / 86400) + 'd' + String(Math.floor(s % 86400 / 3600)).padStart(2, '0') + 'h';
-  }
-
-  // ---- the API ------------------------------------------------------------------------------
-
-  function api(method, path) {
-    var headers = { 'Accept': 'application/json' };
-    headers[TOKEN_HEADER] = token || 'none'; // actions need the header even when the console has no token
-    return fetch(path, { method: method, headers: headers, cache: 'no-store', credentials: 'omit' })
-      .then(function (res) {
-        return res.json().catch(function () { return null; }).then(function (body) {
-          if (!res.ok) {
-            var err = new Error(body && body.error ? body.error : 'HTTP ' + res.status);
-            err.status = res.status;
-            err.code = body && body.code;
-            throw err;
-          }
-          return body;
-        });
-      });
-  }
+  var $ = ui.$;
+  var el = ui.el;
+  var api = ui.api;
+  var view = { detailId: null, timer: null, busy: false, window: 'hour' };
 
   // The address may carry #token=SECRET (kept in this tab, then taken out of the address bar and
   // its history) and #tx=ID (that transaction opened in full: a link to give a colleague).
@@ -55,7 +18,7 @@
       var rest = location.hash.replace(/(?:^#|&)token=[^&]+/, '').replace(/^&/, '');
       history.replaceState(null, '', location.pathname + location.search + (rest ? '#' + rest : ''));
     }
-    token = sessionStorage.getItem('mongo2pc.token');
+    ui.state.token = sessionStorage.getItem('mongo2pc.token');
     var tx = /(?:^#|&)tx=([^&]+)/.exec(location.hash);
     if (tx) { view.detailId = decodeURIComponent(tx[1]); }
   }
@@ -66,7 +29,7 @@
     b.hidden = !text;
   }
 
-  // ---- status and charts --------------------------------------------------------------------
+  // ---- status, charts, warnings -------------------------------------------------------------
 
   function showStatus(s) {
     ['initial', 'pending', 'applied', 'done', 'canceling', 'canceled', 'markers'].forEach(function (k) {
@@ -77,124 +40,41 @@
       $('oldest-open').textContent = 'none';
       link.textContent = '';
     } else {
-      $('oldest-open').textContent = age(s.oldestOpenSeconds);
+      $('oldest-open').textContent = ui.age(s.oldestOpenSeconds);
       link.textContent = String(s.oldestOpenId);
       link.dataset.id = String(s.oldestOpenId);
     }
-    $('oldest-open').parentNode.classList.toggle('alert', s.oldestOpenSeconds > 60);
+    $('oldest-open').parentNode.classList.toggle('alert', Number(s.oldestOpenSeconds) > 60);
   }
 
   function showMetrics(m) {
+    var windowSeconds = Number(m.windowSeconds);
     mongo2pcChart.draw($('chart-throughput'), m.points, [{ key: 'committedPerSecond', cls: 'committed' },
-      { key: 'canceledPerSecond', cls: 'canceled' }], m.windowSeconds);
+      { key: 'canceledPerSecond', cls: 'canceled' }], windowSeconds);
     mongo2pcChart.draw($('chart-latency'), m.points, [{ key: 'latencyP50Ms', cls: 'p50' }, { key: 'latencyMaxMs', cls: 'max' }],
-      m.windowSeconds);
+      windowSeconds);
+    var from = m.historyFrom === null ? null : Date.parse(m.historyFrom);
+    var start = Date.parse(m.points[0].at);
+    $('history-from').textContent = from === null || from <= start ? 'read from the transactions collection'
+      : 'from the transactions collection since ' + new Date(from).toLocaleString() + ' (the history before is still being read, or was pruned)';
   }
 
-  // ---- the transactions table ---------------------------------------------------------------
-
-  function filterQuery() {
-    var form = $('filters');
-    var params = new URLSearchParams();
-    Array.prototype.forEach.call(form.querySelectorAll('input[name=state]:checked'), function (c) {
-      params.append('state', c.value);
+  function showWarnings(w) {
+    var items = document.createDocumentFragment();
+    w.warnings.forEach(function (warning) {
+      var li = el('li', undefined, 'warning-' + warning.kind);
+      li.appendChild(el('span', warning.kind, 'kind'));
+      li.appendChild(document.createTextNode(warning.message));
+      warning.ids.forEach(function (id) { li.appendChild(ui.txLink(id)); });
+      items.appendChild(li);
     });
-    ['olderThan', 'owner', 'app', 'id'].forEach(function (name) {
-      var value = form.elements[name].value.trim();
-      if (value) { params.set(name, value); }
-    });
-    params.set('limit', '20');
-    if (view.cursor) { params.set('after', view.cursor); }
-    return params.toString();
-  }
-
-  function showTransactions(page) {
-    var body = $('transactions').tBodies[0];
-    var rows = document.createDocumentFragment();
-    page.transactions.forEach(function (tx) {
-      var tr = el('tr');
-      tr.dataset.id = String(tx.id);
-      if (tx.stale) { tr.className = 'stale'; }
-      if (view.detailId === String(tx.id)) { tr.classList.add('selected'); }
-      tr.appendChild(el('td', tx.id, 'id'));
-      var state = el('td', tx.state, 'state-' + tx.state);
-      if (tx.stale) { state.appendChild(el('span', 'stale', 'badge')); }
-      tr.appendChild(state);
-      tr.appendChild(el('td', age(tx.age)));
-      tr.appendChild(el('td', tx.owner === null ? '–' : tx.owner, 'small owner'));
-      tr.appendChild(el('td', tx.application === null ? '–' : tx.application));
-      tr.appendChild(el('td', tx.epoch));
-      var detail = tx.reason !== null ? (tx.code ? tx.code + ': ' : '') + tx.reason
-        : tx.source !== null ? tx.source + ' → ' + tx.destination + ' ' + tx.value : '';
-      tr.appendChild(el('td', detail));
-      rows.appendChild(tr);
-    });
-    if (!page.transactions.length) {
-      var empty = el('tr');
-      var td = el('td', view.cursor ? 'no more transactions' : 'no transactions match', 'muted');
-      td.colSpan = 7;
-      empty.appendChild(td);
-      rows.appendChild(empty);
-    }
-    body.replaceChildren(rows);
-    view.next = page.more ? page.next : null;
-    $('page-next').disabled = !view.next;
-    $('page-prev').disabled = !view.older.length;
-    $('page-first').disabled = !view.older.length;
-    $('page-info').textContent = 'page ' + (view.older.length + 1) + (page.more ? ', more older' : '');
-  }
-
-  // ---- one transaction ----------------------------------------------------------------------
-
-  function field(list, name, value) {
-    list.appendChild(el('dt', name));
-    list.appendChild(el('dd', value === null || value === undefined ? '–' : value));
-  }
-
-  function showDetail(tx) {
-    $('detail').hidden = false;
-    $('detail-id').textContent = String(tx.id);
-    var f = document.createDocumentFragment();
-    field(f, 'state', tx.state + (tx.stale ? ' (stale: its owner\u2019s lease has run out)' : ''));
-    field(f, 'owner', tx.owner);
-    field(f, 'application', tx.application);
-    field(f, 'epoch', tx.epoch);
-    field(f, 'lease', tx.lease === null ? null : tx.lease + 's, until ' + tx.leaseEnds);
-    field(f, 'last changed', tx.lastModified === null ? null : tx.lastModified + ' (' + age(tx.age) + ' ago)');
-    field(f, 'reason', tx.reason);
-    field(f, 'code', tx.code);
-    $('detail-fields').replaceChildren(f);
-    $('detail-cancel').hidden = !tx.canCancel;
-    var ops = document.createDocumentFragment();
-    tx.operations.forEach(function (op, i) {
-      var tr = el('tr');
-      tr.appendChild(el('td', i));
-      tr.appendChild(el('td', op.op));
-      tr.appendChild(el('td', op.target + '/' + op.db + '.' + op.coll + '/' + op.docId, 'mono'));
-      var change = el('td'); change.appendChild(el('pre', json(op.change))); tr.appendChild(change);
-      var guard = el('td'); guard.appendChild(el('pre', json(op.guard))); tr.appendChild(guard);
-      var p = op.participant;
-      tr.appendChild(el('td', p.error ? '?' : !p.exists ? 'no document' : p.marker ? 'yes' : 'no'));
-      var doc = el('td');
-      doc.appendChild(el('pre', p.error ? p.error : p.exists ? json(p.document) : '(does not exist)', p.error ? 'error' : ''));
-      tr.appendChild(doc);
-      ops.appendChild(tr);
-    });
-    if (!tx.operations.length) {
-      var tr = el('tr');
-      var td = el('td', 'no operations mongo2pc can read: see the stored document', 'muted');
-      td.colSpan = 7; tr.appendChild(td); ops.appendChild(tr);
-    }
-    $('detail-ops').tBodies[0].replaceChildren(ops);
-    var history = document.createDocumentFragment();
-    tx.history.forEach(function (h) { history.appendChild(el('li', h.state + (h.at ? ' at ' + h.at : ''))); });
-    $('detail-history').replaceChildren(history);
-    $('detail-document').textContent = json(tx.document);
+    $('warning-list').replaceChildren(items);
+    $('warnings').hidden = !w.warnings.length;
   }
 
   function openDetail(id) {
     view.detailId = String(id);
-    return api('GET', '/api/transactions/' + encodeURIComponent(id)).then(showDetail).catch(function (e) {
+    return api('GET', '/api/transactions/' + encodeURIComponent(id)).then(detail.show).catch(function (e) {
       if (e.status === 404) { closeDetail(); result('transaction ' + id + ' no longer exists', true); return; }
       throw e;
     });
@@ -202,7 +82,7 @@
 
   function closeDetail() {
     view.detailId = null;
-    $('detail').hidden = true;
+    detail.close();
   }
 
   // ---- owners -------------------------------------------------------------------------------
@@ -220,10 +100,7 @@
       var ids = el('td', undefined, 'mono');
       owner.transactions.forEach(function (id, i) {
         if (i) { ids.appendChild(document.createTextNode(' ')); }
-        var a = el('a', id);
-        a.href = '#';
-        a.dataset.id = String(id);
-        ids.appendChild(a);
+        ids.appendChild(ui.txLink(id));
       });
       tr.appendChild(ids);
       rows.appendChild(tr);
@@ -278,9 +155,10 @@
     clearTimeout(view.timer);
     var calls = [
       api('GET', '/api/status').then(showStatus),
-      api('GET', '/api/metrics').then(showMetrics),
-      api('GET', '/api/transactions?' + filterQuery()).then(showTransactions),
-      api('GET', '/api/owners').then(showOwners)
+      api('GET', '/api/metrics?window=' + view.window).then(showMetrics),
+      api('GET', '/api/transactions?' + list.query()).then(function (page) { list.show(page, view.detailId); }),
+      api('GET', '/api/owners').then(showOwners),
+      api('GET', '/api/warnings').then(showWarnings)
     ];
     if (view.detailId !== null) { calls.push(openDetail(view.detailId)); }
     return Promise.allSettled(calls).then(function (results) {
@@ -304,26 +182,19 @@
     });
   }
 
+  function chartWindow(name) {
+    view.window = name;
+    ['hour', 'day'].forEach(function (w) {
+      $('window-' + w).classList.toggle('on', w === name);
+      $('window-' + w).setAttribute('aria-pressed', String(w === name));
+    });
+    refresh();
+  }
+
   function wire() {
-    $('filters').addEventListener('submit', function (e) {
-      e.preventDefault();
-      view.cursor = null; view.older = [];
-      refresh();
-    });
-    $('filter-clear').addEventListener('click', function () {
-      $('filters').reset();
-      view.cursor = null; view.older = [];
-      refresh();
-    });
-    $('page-next').addEventListener('click', function () {
-      if (!view.next) { return; }
-      view.older.push(view.cursor); view.cursor = view.next; refresh();
-    });
-    $('page-prev').addEventListener('click', function () {
-      if (!view.older.length) { return; }
-      view.cursor = view.older.pop(); refresh();
-    });
-    $('page-first').addEventListener('click', function () { view.cursor = null; view.older = []; refresh(); });
+    list.wire(refresh);
+    $('window-hour').addEventListener('click', function () { chartWindow('hour'); });
+    $('window-day').addEventListener('click', function () { chartWindow('day'); });
     $('transactions').addEventListener('click', function (e) {
       var tr = e.target.closest('tr');
       if (tr && tr.dataset.id !== undefined) { openDetail(tr.dataset.id).then(refresh); }
@@ -354,8 +225,8 @@
     });
     $('token-form').addEventListener('submit', function (e) {
       e.preventDefault();
-      token = $('token-input').value.trim();
-      sessionStorage.setItem('mongo2pc.token', token);
+      ui.state.token = $('token-input').value.trim();
+      sessionStorage.setItem('mongo2pc.token', ui.state.token);
       $('token-input').value = '';
       refresh();
     });
@@ -364,4 +235,4 @@
   readHash();
   wire();
   refresh();
-}());
+}(mongo2pcUi, mongo2pcList, mongo2pcDetail));
