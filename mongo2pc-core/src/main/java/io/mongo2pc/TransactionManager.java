@@ -40,7 +40,7 @@ public final class TransactionManager implements AutoCloseable {
     TransactionManager(TransactionManagerSettings settings) {
         this.settings = settings;
         this.engine = new Engine(settings);
-        this.interactive = new Interactive(engine);
+        this.interactive = new Interactive(engine.twoRoundAccess(), engine::closed);
     }
 
     /** A builder of a manager; every setting, its check and its default are on {@link TransactionManagerBuilder}. */

@@ -94,7 +94,7 @@ final class CommitInsert {
         fields.put(Fields.STATE, TransactionState.APPLIED.stored());
         Document filter = TwoRound.absent(tx.id);
         Document update = new Document("$setOnInsert", fields)
-                .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRound.INSERTED_AT, true)
+                .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRoundFields.INSERTED_AT, true)
                         .append(Fields.COMMITTED_AT, true));
         c.crashPoints().reach(Transition.PENDING_TO_APPLIED, Phase.BEFORE, tx.id);
         Instant sentAfter = c.clock().lowerBound();
@@ -128,7 +128,7 @@ final class CommitInsert {
             }
         }
         if (!token.equals(stored.get(Fields.TOKEN))) {
-            return !tx.nonce.equals(stored.get(TwoRound.NONCE)) ? Found.OTHER
+            return !tx.nonce.equals(stored.get(TwoRoundFields.NONCE)) ? Found.OTHER
                     : Boolean.TRUE.equals(stored.get(Resolver.TOMBSTONE)) ? Found.ABANDONED : Found.TAKEN_OVER;
         }
         TransactionState counted = LateCommit.stateOf(stored);

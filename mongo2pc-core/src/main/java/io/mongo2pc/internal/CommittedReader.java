@@ -120,7 +120,7 @@ final class CommittedReader {
         }
         if (doc.get(Fields.MARKERS) instanceof List<?> markers) {
             for (Object marker : markers) {
-                if (Participants.sameId(marker, lockTx)) {
+                if (Ids.sameId(marker, lockTx)) {
                     continue;
                 }
                 Document entry = entryOf(doc, marker);
@@ -148,17 +148,17 @@ final class CommittedReader {
         Document laterLock = later.get(Fields.LOCK, Document.class);
         List<?> laterMarkers = later.get(Fields.MARKERS) instanceof List<?> l ? l : List.of();
         for (Object id : ids) {
-            if (lock != null && Participants.sameId(lock.get("tx"), id)) {
-                if (laterLock == null || !Participants.sameId(laterLock.get("tx"), id)
-                        || !Objects.equals(lock.get(Entries.NONCE), laterLock.get(Entries.NONCE))) {
+            if (lock != null && Ids.sameId(lock.get("tx"), id)) {
+                if (laterLock == null || !Ids.sameId(laterLock.get("tx"), id)
+                        || !Objects.equals(lock.get(EntryName.NONCE), laterLock.get(EntryName.NONCE))) {
                     return false;
                 }
                 continue;
             }
             Document entry = entryOf(doc, id);
             Document laterEntry = entryOf(later, id);
-            if (laterMarkers.stream().noneMatch(m -> Participants.sameId(m, id)) || entry != null
-                    && (laterEntry == null || !Objects.equals(entry.get(Entries.NONCE), laterEntry.get(Entries.NONCE)))) {
+            if (laterMarkers.stream().noneMatch(m -> Ids.sameId(m, id)) || entry != null
+                    && (laterEntry == null || !Objects.equals(entry.get(EntryName.NONCE), laterEntry.get(EntryName.NONCE)))) {
                 return false;
             }
         }
@@ -229,7 +229,7 @@ final class CommittedReader {
         List<Object> markers = view.containsKey(Fields.MARKERS) ? view.getList(Fields.MARKERS, Object.class) : null;
         if (markers != null) {
             for (Object marker : markers) {
-                if (Participants.sameId(marker, lockTx)) {
+                if (Ids.sameId(marker, lockTx)) {
                     continue;
                 }
                 Document entry = entryOf(doc, marker);
@@ -241,7 +241,7 @@ final class CommittedReader {
                         committedMet.accept(marker); // committed, not released yet: anyone may roll it forward
                         version++; // its release counts its commit
                     }
-                    Document amounts = entry.get(committed ? Entries.LATER : Entries.NOW, Document.class);
+                    Document amounts = entry.get(committed ? EntryName.LATER : EntryName.NOW, Document.class);
                     if (amounts != null) {
                         Increments.add(view, amounts, committed ? +1 : -1);
                     }
@@ -299,15 +299,15 @@ final class CommittedReader {
     /** True if {@code transaction} (or null: no document) is committed and is the one that wrote {@code entry} (same nonce). */
     static boolean committedWith(Document transaction, Document entry) {
         return transaction != null && isCommitted(transaction)
-                && Objects.equals(transaction.get(TwoRound.NONCE), entry.get(Entries.NONCE));
+                && Objects.equals(transaction.get(TwoRoundFields.NONCE), entry.get(EntryName.NONCE));
     }
 
     /** An entry written by a coordinator with another transactions collection cannot be judged here: refused, not guessed. */
     void requireSameCoordinator(DocumentRef ref, Object marker, Document entry) {
         String mine = store.collection().getNamespace().getFullName();
-        if (!mine.equals(entry.get(Entries.COORDINATOR))) {
+        if (!mine.equals(entry.get(EntryName.COORDINATOR))) {
             throw new UnknownTransactionException("cannot read " + ref + " as committed: it names transaction " + marker
-                    + " of " + entry.get(Entries.COORDINATOR) + ", not of " + mine
+                    + " of " + entry.get(EntryName.COORDINATOR) + ", not of " + mine
                     + " (all transactions on a document read as committed must share one transactions collection)", marker, null);
         }
     }

@@ -40,17 +40,17 @@ final class Conflicts {
         if (lock != null && !Inserts.isLate(doc) && !Exclusive.isOf(lock, ownId, ownNonce)) {
             String kind = lock.getString("kind");
             if (!(op instanceof Operation.Insert) || "insert".equals(kind) || "delete".equals(kind)) {
-                holders.add(new Holder(lock.get("tx"), lock.get(Entries.NONCE) instanceof String n ? n : null, Priority.of(lock)));
+                holders.add(new Holder(lock.get("tx"), lock.get(EntryName.NONCE) instanceof String n ? n : null, Priority.of(lock)));
             }
         }
         for (Object marker : doc.getList(Fields.MARKERS, Object.class, List.of())) {
             Document entry = EntryName.supports(marker) && doc.get(EntryName.of(marker)) instanceof Document d ? d : null;
-            String nonce = entry != null && entry.get(Entries.NONCE) instanceof String n ? n : null;
-            if (Participants.sameId(marker, ownId) && Objects.equals(nonce, ownNonce)) {
+            String nonce = entry != null && entry.get(EntryName.NONCE) instanceof String n ? n : null;
+            if (Ids.sameId(marker, ownId) && Objects.equals(nonce, ownNonce)) {
                 continue; // our own
             }
             boolean refuses = op.exclusive() && !(op instanceof Operation.Insert)
-                    || op instanceof Operation.Increment && Participants.sameId(marker, ownId) // its entry's name is taken
+                    || op instanceof Operation.Increment && Ids.sameId(marker, ownId) // its entry's name is taken
                     || guardFailed && op instanceof Operation.Increment inc && entry != null && holdsGuarded(entry, inc.guard());
             if (refuses) {
                 holders.add(new Holder(marker, nonce, Priority.of(entry)));
@@ -70,13 +70,13 @@ final class Conflicts {
             return false;
         }
         Document lock = doc.get(Fields.LOCK, Document.class);
-        if (lock != null && Participants.sameId(lock.get("tx"), holder.txId()) && Objects.equals(lock.get(Entries.NONCE), holder.nonce())) {
+        if (lock != null && Ids.sameId(lock.get("tx"), holder.txId()) && Objects.equals(lock.get(EntryName.NONCE), holder.nonce())) {
             return true;
         }
         for (Object marker : doc.getList(Fields.MARKERS, Object.class, List.of())) {
-            if (Participants.sameId(marker, holder.txId())) {
+            if (Ids.sameId(marker, holder.txId())) {
                 Document entry = EntryName.supports(marker) && doc.get(EntryName.of(marker)) instanceof Document d ? d : null;
-                if (Objects.equals(entry == null ? null : entry.get(Entries.NONCE), holder.nonce())) {
+                if (Objects.equals(entry == null ? null : entry.get(EntryName.NONCE), holder.nonce())) {
                     return true;
                 }
             }
@@ -86,7 +86,7 @@ final class Conflicts {
 
     /** True if {@code entry} holds a decrease of a field {@code guard} reads (any, for a guard of operators). */
     private static boolean holdsGuarded(Document entry, Document guard) {
-        if (!(entry.get(Entries.NOW) instanceof Document now) || now.isEmpty() || guard == null || guard.isEmpty()) {
+        if (!(entry.get(EntryName.NOW) instanceof Document now) || now.isEmpty() || guard == null || guard.isEmpty()) {
             return false;
         }
         for (String field : guard.keySet()) {

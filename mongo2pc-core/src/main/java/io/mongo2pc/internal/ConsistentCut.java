@@ -160,7 +160,7 @@ final class ConsistentCut {
         for (Object id : named(after)) {
             Document entry = CommittedReader.entryOf(after, id);
             if (!was.contains(key(id)) && entry != null) {
-                add(expected, entry.get(Entries.NOW, Document.class), +1); // a two-round prepare: its hold
+                add(expected, entry.get(EntryName.NOW, Document.class), +1); // a two-round prepare: its hold
             } else if (!was.contains(key(id)) && !changeBy(expected, ref, transaction.apply(id), +1)) {
                 return false;
             }
@@ -177,12 +177,12 @@ final class ConsistentCut {
                 // back) if canceled; with no document (or another nonce, or pending) it may have committed,
                 // released and been pruned in between: it cannot be judged.
                 boolean committed = CommittedReader.committedWith(tx, entry);
-                boolean canceled = !committed && tx != null && Objects.equals(tx.get(TwoRound.NONCE), entry.get(Entries.NONCE))
+                boolean canceled = !committed && tx != null && Objects.equals(tx.get(TwoRoundFields.NONCE), entry.get(EntryName.NONCE))
                         && (state == TransactionState.CANCELING || state == TransactionState.CANCELED);
                 if (!committed && !canceled) {
                     return false;
                 }
-                add(expected, entry.get(committed ? Entries.LATER : Entries.NOW, Document.class), committed ? +1 : -1);
+                add(expected, entry.get(committed ? EntryName.LATER : EntryName.NOW, Document.class), committed ? +1 : -1);
                 releases += committed ? 1 : 0;
                 continue;
             }

@@ -14,6 +14,12 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 
+import static io.mongo2pc.internal.EntryName.COORDINATOR;
+import static io.mongo2pc.internal.EntryName.LATER;
+import static io.mongo2pc.internal.EntryName.NONCE;
+import static io.mongo2pc.internal.EntryName.NOW;
+import static io.mongo2pc.internal.EntryName.UNTIL;
+
 /**
  * The participant writes of the two-round commit (docs/TWO-ROUND.md).
  * An increment is split by sign: its decreases ({@code now}) are held at the prepare, under the
@@ -24,11 +30,6 @@ import java.util.Map;
  * Thread-safe.
  */
 final class Entries {
-    static final String NOW = "now";
-    static final String LATER = "later";
-    static final String UNTIL = "until";
-    static final String NONCE = "n";
-    static final String COORDINATOR = "c";
 
     private final Targets targets;
     private final int maxMarkers;
@@ -136,7 +137,7 @@ final class Entries {
             return Participants.Result.refused(ReasonCode.DOCUMENT_MISSING, "document " + inc.document() + " does not exist");
         }
         List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
-        if (markers.stream().anyMatch(m -> Participants.sameId(m, txId))) {
+        if (markers.stream().anyMatch(m -> Ids.sameId(m, txId))) {
             if (nonce.equals(nonceOf(current, txId))) {
                 return Participants.Result.DONE; // prepared before (a lost answer, or a previous owner)
             }

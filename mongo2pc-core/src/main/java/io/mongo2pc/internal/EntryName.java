@@ -15,6 +15,12 @@ import java.math.BigDecimal;
  */
 final class EntryName {
     static final String PREFIX = "_m2pc_";
+    // The fields of an entry: {now, later, until, n, c, p} (see Entries).
+    static final String NOW = "now";
+    static final String LATER = "later";
+    static final String UNTIL = "until";
+    static final String NONCE = "n";
+    static final String COORDINATOR = "c";
 
     private EntryName() { }
 

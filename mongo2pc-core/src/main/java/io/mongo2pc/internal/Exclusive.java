@@ -52,7 +52,7 @@ final class Exclusive {
 
     /** True if {@code lock} is a two-round lock (it carries a nonce). */
     static boolean isTwoRound(Document lock) {
-        return lock != null && lock.get(Entries.NONCE) instanceof String;
+        return lock != null && lock.get(EntryName.NONCE) instanceof String;
     }
 
     /** The two-round lock on {@code doc}, or null. */
@@ -63,7 +63,7 @@ final class Exclusive {
 
     /** The filter of every write after the prepare: the lock of {@code txId} with {@code nonce}. */
     static Document locked(Object docId, Object txId, String nonce) {
-        return new Document(Fields.ID, docId).append(Fields.LOCK_TX, txId).append(Fields.LOCK + "." + Entries.NONCE, nonce);
+        return new Document(Fields.ID, docId).append(Fields.LOCK_TX, txId).append(Fields.LOCK + "." + EntryName.NONCE, nonce);
     }
 
     /** The filter of a tutorial-rules write on {@code txId}'s lock: one without a nonce (never a two-round lock of the same id). */
@@ -87,7 +87,7 @@ final class Exclusive {
                 .append(Fields.LOCK, new Document("$exists", false));
         filter.putAll(op.guard());
         Document lock = new Document("tx", txId).append("kind", OperationCodec.kind(op)).append("c", coordinator)
-                .append(Entries.NONCE, nonce).append(Entries.UNTIL, Date.from(until)).append(Priority.FIELD, priority.written());
+                .append(EntryName.NONCE, nonce).append(EntryName.UNTIL, Date.from(until)).append(Priority.FIELD, priority.written());
         Document before;
         try {
             before = coll.findOneAndUpdate(filter, new Document("$set", new Document(Fields.LOCK, lock)),
@@ -175,7 +175,7 @@ final class Exclusive {
             return Participants.Result.refused(ReasonCode.DOCUMENT_MISSING, "document " + op.document() + " does not exist");
         }
         Document lock = current.get(Fields.LOCK, Document.class);
-        if (lock != null && Participants.sameId(lock.get("tx"), txId) && nonce.equals(lock.get(Entries.NONCE))) {
+        if (lock != null && Ids.sameId(lock.get("tx"), txId) && nonce.equals(lock.get(EntryName.NONCE))) {
             return Participants.Result.DONE; // taken before (a lost answer, or a previous owner)
         }
         if (lock != null && Inserts.isLate(current)) {
@@ -204,7 +204,7 @@ final class Exclusive {
      * (released before, by anyone).
      */
     static Participants.Result release(MongoCollection<Document> coll, Object docId, Object txId, Document lock) {
-        Document filter = locked(docId, txId, lock.getString(Entries.NONCE));
+        Document filter = locked(docId, txId, lock.getString(EntryName.NONCE));
         long matched = "delete".equals(lock.getString("kind"))
                 ? coll.deleteOne(filter).getDeletedCount()
                 : coll.updateOne(filter, new Document("$unset", new Document(Fields.LOCK, ""))).getMatchedCount();
@@ -273,11 +273,11 @@ final class Exclusive {
     /** The nonce of the two-round lock on {@code doc}, or null. */
     static String nonceOf(Document doc) {
         Document lock = lockOf(doc);
-        return lock == null ? null : lock.getString(Entries.NONCE);
+        return lock == null ? null : lock.getString(EntryName.NONCE);
     }
 
     /** True if {@code lock} is {@code txId}'s with {@code nonce}. */
     static boolean isOf(Document lock, Object txId, String nonce) {
-        return lock != null && Participants.sameId(lock.get("tx"), txId) && Objects.equals(nonce, lock.get(Entries.NONCE));
+        return lock != null && Ids.sameId(lock.get("tx"), txId) && Objects.equals(nonce, lock.get(EntryName.NONCE));
     }
 }

@@ -36,7 +36,7 @@ public final class Increments {
     static boolean touches(Operation op, DocumentRef ref) {
         DocumentRef other = op.document();
         return other.target().equals(ref.target()) && other.database().equals(ref.database())
-                && other.collection().equals(ref.collection()) && Participants.sameId(other.id(), ref.id());
+                && other.collection().equals(ref.collection()) && Ids.sameId(other.id(), ref.id());
     }
 
     /**

@@ -53,13 +53,13 @@ final class Inserts {
             set.append(Fields.LOCK_NO_MARKERS, true); // a new document: its release leaves no marker array
             update.append("$addToSet", new Document(Fields.MARKERS, txId));
         } else {
-            set.append(Fields.LOCK + "." + Entries.NONCE, nonce).append(Fields.LOCK + "." + Priority.FIELD, priority.written());
+            set.append(Fields.LOCK + "." + EntryName.NONCE, nonce).append(Fields.LOCK + "." + Priority.FIELD, priority.written());
         }
         content.put(Versions.FIELD, Versions.fresh()); // a new document's life starts at a random version
         update.append("$setOnInsert", content);
         try {
             Document stored = coll.findOneAndUpdate(new Document(Fields.ID, id).append(Fields.LOCK_TX, txId)
-                            .append(Fields.LOCK + "." + Entries.NONCE, nonce == null ? new Document("$exists", false) : nonce)
+                            .append(Fields.LOCK + "." + EntryName.NONCE, nonce == null ? new Document("$exists", false) : nonce)
                             .append(Fields.LOCK + ".until", new Document("$lte", Date.from(deadline))), update,
                     new FindOneAndUpdateOptions().upsert(true)
                             .returnDocument(ReturnDocument.AFTER)
@@ -89,8 +89,8 @@ final class Inserts {
                         + " existed when inserted and was gone when read");
             }
             Document lock = existing.get(Fields.LOCK, Document.class);
-            if (lock != null && Participants.sameId(lock.get("tx"), txId) && "insert".equals(lock.get("kind"))
-                    && java.util.Objects.equals(nonce, lock.get(Entries.NONCE))) {
+            if (lock != null && Ids.sameId(lock.get("tx"), txId) && "insert".equals(lock.get("kind"))
+                    && java.util.Objects.equals(nonce, lock.get(EntryName.NONCE))) {
                 // Our transaction's insert, in effect under a later deadline than this one: written by
                 // a newer owner (then this owner is fenced at its next state change), or by this
                 // owner before its deadline was derived from an earlier stamp (a combined write's

@@ -39,8 +39,8 @@ final class InteractiveWrites {
 
     /** The lock an attempt writes: a two-round lock with the attempt's priority. */
     Document lock(Attempt a, String kind) {
-        return new Document("tx", a.id()).append("kind", kind).append(Entries.COORDINATOR, c.entries().coordinator())
-                .append(Entries.NONCE, a.nonce()).append(Entries.UNTIL, Date.from(a.until())).append(Priority.FIELD, a.priority().written());
+        return new Document("tx", a.id()).append("kind", kind).append(EntryName.COORDINATOR, c.entries().coordinator())
+                .append(EntryName.NONCE, a.nonce()).append(EntryName.UNTIL, Date.from(a.until())).append(Priority.FIELD, a.priority().written());
     }
 
     /** The filter of a document as read: its stored version the committed version read, no marker, no lock, before the deadline. */

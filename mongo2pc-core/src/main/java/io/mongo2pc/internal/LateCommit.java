@@ -29,7 +29,7 @@ final class LateCommit {
 
     /** True if {@code transaction} is a two-round document, applied or done, inserted at or after its deadline. */
     static boolean late(Document transaction) {
-        if (!TwoRound.follows(transaction)) {
+        if (!TwoRoundFields.follows(transaction)) {
             return false;
         }
         TransactionState state = stored(transaction).orElse(null);
@@ -45,7 +45,7 @@ final class LateCommit {
      * takes it over, an applied or done one is {@link #late}.
      */
     static boolean insertedLate(Document transaction) {
-        return transaction.get(TwoRound.INSERTED_AT) instanceof Date insertedAt && transaction.get(TwoRound.UNTIL) instanceof Date until
+        return transaction.get(TwoRoundFields.INSERTED_AT) instanceof Date insertedAt && transaction.get(TwoRoundFields.UNTIL) instanceof Date until
                 && !insertedAt.before(until);
     }
 
@@ -56,11 +56,11 @@ final class LateCommit {
     static Document filter() {
         List<String> committed = new ArrayList<>(TransactionState.APPLIED.spellings());
         committed.addAll(TransactionState.DONE.spellings());
-        return new Document(TwoRound.PROTOCOL, TwoRound.RULES)
+        return new Document(TwoRoundFields.PROTOCOL, TwoRoundFields.RULES)
                 .append(Fields.STATE, new Document("$in", committed))
-                .append(TwoRound.INSERTED_AT, new Document("$type", "date"))
-                .append(TwoRound.UNTIL, new Document("$type", "date"))
-                .append("$expr", new Document("$gte", List.of("$" + TwoRound.INSERTED_AT, "$" + TwoRound.UNTIL)));
+                .append(TwoRoundFields.INSERTED_AT, new Document("$type", "date"))
+                .append(TwoRoundFields.UNTIL, new Document("$type", "date"))
+                .append("$expr", new Document("$gte", List.of("$" + TwoRoundFields.INSERTED_AT, "$" + TwoRoundFields.UNTIL)));
     }
 
     /** The state {@code transaction} counts as: its stored state, or canceled if it is {@link #late}. */
@@ -87,9 +87,9 @@ final class LateCommit {
      */
     static UpdateOneModel<Document> repair(Document late) {
         Document filter = new Document(Fields.ID, late.get(Fields.ID)).append(Fields.STATE, late.get(Fields.STATE))
-                .append(TwoRound.NONCE, late.get(TwoRound.NONCE))
-                .append(TwoRound.UNTIL, late.get(TwoRound.UNTIL))
-                .append(TwoRound.INSERTED_AT, new Document("$gte", late.get(TwoRound.UNTIL)));
+                .append(TwoRoundFields.NONCE, late.get(TwoRoundFields.NONCE))
+                .append(TwoRoundFields.UNTIL, late.get(TwoRoundFields.UNTIL))
+                .append(TwoRoundFields.INSERTED_AT, new Document("$gte", late.get(TwoRoundFields.UNTIL)));
         Document set = new Document(Fields.STATE, TransactionState.CANCELED.stored()).append(Fields.REASON, REASON)
                 .append(Fields.CODE, ReasonCode.TIMED_OUT.name());
         return new UpdateOneModel<>(filter, new Document("$set", set)

@@ -134,7 +134,7 @@ final class LockedWrites {
         Object markers = doc.get(Fields.MARKERS);
         if (markers instanceof List<?> list) {
             List<Object> others = new ArrayList<>(list);
-            others.removeIf(marker -> Participants.sameId(marker, txId));
+            others.removeIf(marker -> Ids.sameId(marker, txId));
             doc.put(Fields.MARKERS, others);
         }
         return doc;

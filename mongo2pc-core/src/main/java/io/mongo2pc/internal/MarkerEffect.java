@@ -29,11 +29,11 @@ record MarkerEffect(Object id, String field, Object marker, boolean added, Strin
         if (update.get("$push") instanceof Document push) {
             for (Map.Entry<String, Object> e : push.entrySet()) {
                 if (!(e.getValue() instanceof Document) && filter.get(e.getKey()) instanceof Document ne
-                        && ne.size() == 1 && ne.containsKey("$ne") && Participants.sameId(ne.get("$ne"), e.getValue())) {
+                        && ne.size() == 1 && ne.containsKey("$ne") && Ids.sameId(ne.get("$ne"), e.getValue())) {
                     // A two-round prepare sets the entry of its marker: it is in effect only with its own nonce.
                     String entry = EntryName.supports(e.getValue()) ? EntryName.of(e.getValue()) : null;
                     if (entry != null && update.get("$set") instanceof Document set && set.get(entry) instanceof Document written) {
-                        return new MarkerEffect(id, e.getKey(), e.getValue(), true, entry, written.get(Entries.NONCE));
+                        return new MarkerEffect(id, e.getKey(), e.getValue(), true, entry, written.get(EntryName.NONCE));
                     }
                     // The tutorial's rules: in effect only without a two-round entry of that id.
                     return new MarkerEffect(id, e.getKey(), e.getValue(), true, entry, null);
@@ -44,7 +44,7 @@ record MarkerEffect(Object id, String field, Object marker, boolean added, Strin
             for (Map.Entry<String, Object> e : pull.entrySet()) {
                 Object required = filter.get(e.getKey());
                 if (!(e.getValue() instanceof Document) && !(required instanceof Document)
-                        && Participants.sameId(required, e.getValue())) {
+                        && Ids.sameId(required, e.getValue())) {
                     return new MarkerEffect(id, e.getKey(), e.getValue(), false, null, null);
                 }
             }
@@ -58,11 +58,11 @@ record MarkerEffect(Object id, String field, Object marker, boolean added, Strin
             return false; // gone: what happened to it is for the writer's own path to tell
         }
         boolean present = current.get(field) instanceof List<?> markers
-                && markers.stream().anyMatch(m -> Participants.sameId(m, marker));
+                && markers.stream().anyMatch(m -> Ids.sameId(m, marker));
         if (present && added && entry != null) {
             Object written = current.get(entry);
             return nonce == null ? !(written instanceof Document)
-                    : written instanceof Document w && java.util.Objects.equals(w.get(Entries.NONCE), nonce);
+                    : written instanceof Document w && java.util.Objects.equals(w.get(EntryName.NONCE), nonce);
         }
         return present == added;
     }

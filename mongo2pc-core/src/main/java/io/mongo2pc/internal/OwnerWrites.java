@@ -237,7 +237,7 @@ final class OwnerWrites {
         }
         if (tx.state == TransactionState.PENDING && tx.insertedBefore != null) {
             Document stored = retrier.call("read", tx.id, tx.state, () -> store.find(tx.id));
-            if (stored != null && TransactionStore.epochOf(stored) == tx.epoch && stored.get(TwoRound.INSERTED_AT) instanceof Date at
+            if (stored != null && TransactionStore.epochOf(stored) == tx.epoch && stored.get(TwoRoundFields.INSERTED_AT) instanceof Date at
                     && !at.before(Date.from(tx.insertedBefore))) {
                 return false;
             }

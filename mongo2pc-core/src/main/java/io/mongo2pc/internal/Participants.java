@@ -144,11 +144,4 @@ final class Participants {
     static Document fenced(Document filter, Instant deadline) {
         return filter.append("$expr", new Document("$lt", List.of("$$NOW", Date.from(deadline))));
     }
-
-    static boolean sameId(Object a, Object b) {
-        if (a instanceof Number x && b instanceof Number y) {
-            return x.longValue() == y.longValue() && x.doubleValue() == y.doubleValue();
-        }
-        return a != null && a.equals(b);
-    }
 }

@@ -32,7 +32,7 @@ public record Priority(Instant since, String nonce) implements Comparable<Priori
 
     /** The priority written on {@code hold} (an entry or a lock: its {@code p} and {@code n}), or null if it has none. */
     public static Priority of(Document hold) {
-        return hold != null && hold.get(FIELD) instanceof Date since && hold.get(Entries.NONCE) instanceof String nonce
+        return hold != null && hold.get(FIELD) instanceof Date since && hold.get(EntryName.NONCE) instanceof String nonce
                 ? new Priority(since.toInstant(), nonce) : null;
     }
 

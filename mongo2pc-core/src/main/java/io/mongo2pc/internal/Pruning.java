@@ -30,8 +30,8 @@ final class Pruning {
     /** The most transactions replaced by stubs in one request. */
     private static final int BATCH = 500;
     /** What a stub keeps beside its state: enough for the owner, readers and a caller's id run again to know the outcome. */
-    private static final List<String> KEPT = List.of(Fields.LAST_MODIFIED, TwoRound.NONCE, Fields.TOKEN, Fields.EPOCH,
-            TwoRound.PROTOCOL, Fields.REASON, Fields.CODE, Fields.FAILED_OP);
+    private static final List<String> KEPT = List.of(Fields.LAST_MODIFIED, TwoRoundFields.NONCE, Fields.TOKEN, Fields.EPOCH,
+            TwoRoundFields.PROTOCOL, Fields.REASON, Fields.CODE, Fields.FAILED_OP);
 
     private final TransactionStore store;
     private final AdminQueries admin;
@@ -147,7 +147,7 @@ final class Pruning {
 
     private static List<String> kept() {
         List<String> fields = new ArrayList<>(KEPT);
-        fields.addAll(List.of(Fields.STATE, TwoRound.INSERTED_AT, TwoRound.UNTIL));
+        fields.addAll(List.of(Fields.STATE, TwoRoundFields.INSERTED_AT, TwoRoundFields.UNTIL));
         return fields;
     }
 

@@ -13,7 +13,7 @@ import java.time.Instant;
 import java.util.List;
 
 import static io.mongo2pc.internal.Participants.fenced;
-import static io.mongo2pc.internal.Participants.sameId;
+import static io.mongo2pc.internal.Ids.sameId;
 
 /**
  * Why an apply matched nothing, read from the document as it is now: done before (our marker is

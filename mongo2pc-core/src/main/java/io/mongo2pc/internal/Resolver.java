@@ -73,17 +73,17 @@ final class Resolver {
                 continue; // no entry is named after such an id: a transaction of the tutorial's rules
             }
             Document entry = doc.get(EntryName.of(marker)) instanceof Document d ? d : null;
-            if (own != null && Participants.sameId(marker, own) && (entry == null || java.util.Objects.equals(ownNonce, entry.get(Entries.NONCE)))) {
+            if (own != null && Ids.sameId(marker, own) && (entry == null || java.util.Objects.equals(ownNonce, entry.get(EntryName.NONCE)))) {
                 continue;
             }
-            if (entry == null || !coordinator.equals(entry.get(Entries.COORDINATOR))
-                    || !(entry.get(Entries.NONCE) instanceof String nonce) || !(entry.get(Entries.UNTIL) instanceof Date until)) {
+            if (entry == null || !coordinator.equals(entry.get(EntryName.COORDINATOR))
+                    || !(entry.get(EntryName.NONCE) instanceof String nonce) || !(entry.get(EntryName.UNTIL) instanceof Date until)) {
                 continue; // a transaction of the tutorial's rules, or of another coordinator: not ours to judge
             }
             Object docId = doc.get(Fields.ID);
             if (resolveOne(marker, nonce, until.toInstant(), now, tombstoned,
-                    () -> write(coll, docId, marker, nonce, Entries.releaseWrite(docId, marker, nonce, entry.get(Entries.LATER, Document.class))),
-                    () -> write(coll, docId, marker, nonce, Entries.undoWrite(docId, marker, nonce, entry.get(Entries.NOW, Document.class), null)))) {
+                    () -> write(coll, docId, marker, nonce, Entries.releaseWrite(docId, marker, nonce, entry.get(EntryName.LATER, Document.class))),
+                    () -> write(coll, docId, marker, nonce, Entries.undoWrite(docId, marker, nonce, entry.get(EntryName.NOW, Document.class), null)))) {
                 removed++;
             }
         }
@@ -95,11 +95,11 @@ final class Resolver {
             Inserts.deleteLate(coll, doc.get(Fields.ID), doc);
             return removed + 1;
         }
-        if (lock != null && coordinator.equals(lock.get(Entries.COORDINATOR)) && lock.get(Entries.UNTIL) instanceof Date until
+        if (lock != null && coordinator.equals(lock.get(EntryName.COORDINATOR)) && lock.get(EntryName.UNTIL) instanceof Date until
                 && !(own != null && Exclusive.isOf(lock, own, ownNonce))) {
             Object txId = lock.get("tx");
             Object docId = doc.get(Fields.ID);
-            String nonce = lock.getString(Entries.NONCE);
+            String nonce = lock.getString(EntryName.NONCE);
             if (resolveOne(txId, nonce, until.toInstant(), now, tombstoned,
                     () -> exclusive(txId, () -> Exclusive.release(coll, docId, txId, lock)),
                     () -> exclusive(txId, () -> Exclusive.undo(coll, docId, txId, nonce, lock.getString("kind"), null)))) {
@@ -117,7 +117,7 @@ final class Resolver {
     private boolean resolveOne(Object txId, String nonce, Instant until, Supplier<Instant> now, Consumer<Object> tombstoned,
                                Supplier<Boolean> release, Supplier<Boolean> undo) {
         Document tx = store.find(txId);
-        if (tx == null || !nonce.equals(tx.get(TwoRound.NONCE))) {
+        if (tx == null || !nonce.equals(tx.get(TwoRoundFields.NONCE))) {
             if (now.get().isBefore(until.plus(maxClockSkew))) {
                 return false; // a prepare of it may still land: nothing can be decided yet
             }
@@ -125,7 +125,7 @@ final class Resolver {
                 tx = tombstone(txId, nonce, until, tombstoned);
             }
         }
-        if (tx != null && nonce.equals(tx.get(TwoRound.NONCE))) {
+        if (tx != null && nonce.equals(tx.get(TwoRoundFields.NONCE))) {
             TransactionState state = LateCommit.stateOf(tx);
             if (state == TransactionState.APPLIED || state == TransactionState.DONE) {
                 return release.get();
@@ -166,13 +166,13 @@ final class Resolver {
     private Document tombstone(Object txId, String nonce, Instant until, Consumer<Object> tombstoned) {
         crashHook.reached(CrashPoint.before(Step.TOMBSTONE, -1), txId);
         try {
-            UpdateResult written = store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRound.INSERTED_AT, new Document("$exists", false))
+            UpdateResult written = store.collection().updateOne(new Document(Fields.ID, txId).append(TwoRoundFields.INSERTED_AT, new Document("$exists", false))
                             .append(Fields.STATE, new Document("$exists", false)),
                     new Document("$setOnInsert", new Document(Fields.STATE, TransactionState.CANCELED.stored())
-                            .append(TOMBSTONE, true).append(TwoRound.PROTOCOL, TwoRound.RULES)
-                            .append(TwoRound.NONCE, nonce).append(Fields.CODE, ReasonCode.TIMED_OUT.name())
+                            .append(TOMBSTONE, true).append(TwoRoundFields.PROTOCOL, TwoRoundFields.RULES)
+                            .append(TwoRoundFields.NONCE, nonce).append(Fields.CODE, ReasonCode.TIMED_OUT.name())
                             .append(Fields.REASON, "abandoned: no transaction document before its deadline " + until))
-                            .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRound.INSERTED_AT, true)),
+                            .append("$currentDate", new Document(Fields.LAST_MODIFIED, true).append(TwoRoundFields.INSERTED_AT, true)),
                     new UpdateOptions().upsert(true));
             if (written.getUpsertedId() != null) {
                 tombstoned.accept(txId);

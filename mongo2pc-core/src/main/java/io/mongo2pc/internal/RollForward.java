@@ -77,8 +77,8 @@ final class RollForward {
             List<OwnedTransaction> committed = new ArrayList<>();
             for (Document doc : store.findAll(ids)) {
                 // Counted by the lateness rule: a commit written after its deadline is canceled, never rolled forward.
-                if (TwoRound.follows(doc) && LateCommit.stateOf(doc) == TransactionState.APPLIED
-                        && doc.get(TwoRound.NONCE) instanceof String nonce) {
+                if (TwoRoundFields.follows(doc) && LateCommit.stateOf(doc) == TransactionState.APPLIED
+                        && doc.get(TwoRoundFields.NONCE) instanceof String nonce) {
                     OwnedTransaction tx = new OwnedTransaction(doc.get(Fields.ID), TransactionStore.epochOf(doc),
                             operationsOf.apply(doc), TransactionState.APPLIED, null);
                     tx.nonce = nonce;
@@ -121,7 +121,7 @@ final class RollForward {
         for (OwnedTransaction tx : releasing) {
             if (reached(CrashPoint.after(Step.RESOLVE, -1), tx)) {
                 moves.add(TransactionStore.transitionWrite(Transition.APPLIED_TO_DONE, TransactionState.APPLIED,
-                        TransactionStore.owned(tx.id, tx.epoch).append(TwoRound.NONCE, tx.nonce), null));
+                        TransactionStore.owned(tx.id, tx.epoch).append(TwoRoundFields.NONCE, tx.nonce), null));
             }
         }
         if (!moves.isEmpty()) {

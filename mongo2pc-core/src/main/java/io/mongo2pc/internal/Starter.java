@@ -128,9 +128,9 @@ final class Starter {
             tx.reason = "invalid transaction: " + e.getMessage();
             writes.move(tx, Transition.PENDING_TO_CANCELING, tx.reasonFields());
         }
-        if (TwoRound.follows(claimed)) {
+        if (TwoRoundFields.follows(claimed)) {
             // Queued by a two-round manager: driven by those rules, whatever this manager's setting.
-            tx.nonce = claimed.getString(TwoRound.NONCE);
+            tx.nonce = claimed.getString(TwoRoundFields.NONCE);
             return Optional.of(tx.state == PENDING ? twoRound.runClaimed(tx) : twoRound.finish().drive(tx, true));
         }
         return Optional.of(coordinator.drive(tx, true));

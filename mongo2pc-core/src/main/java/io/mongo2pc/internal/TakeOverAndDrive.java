@@ -73,7 +73,7 @@ final class TakeOverAndDrive implements TakeOver {
             return Optional.empty();
         }
         settings.metrics().takeover();
-        if (TwoRound.follows(taken)) {
+        if (TwoRoundFields.follows(taken)) {
             return twoRound.driveTakenOver(taken, ops, cancelReason);
         }
         writesInDoubt.noteInserts(id, ops);
@@ -113,7 +113,7 @@ final class TakeOverAndDrive implements TakeOver {
         Object id = seen.get(Fields.ID);
         retrier.call("repair", id, CANCELED, () -> store.repair(seen));
         OwnedTransaction tx = new OwnedTransaction(id, TransactionStore.epochOf(seen), ops, CANCELED, LateCommit.REASON);
-        tx.nonce = seen.getString(TwoRound.NONCE);
+        tx.nonce = seen.getString(TwoRoundFields.NONCE);
         tx.code = ReasonCode.TIMED_OUT;
         twoRound.finish().undoAll(tx, false);
         settings.metrics().recovered(CANCELED);

@@ -127,7 +127,7 @@ final class TransactionStore {
     Instant renew(Object id, long epoch, TransactionState state, Instant insertedBefore) {
         Document filter = new Document(Fields.ID, id).append(Fields.STATE, in(state)).append(Fields.EPOCH, epoch);
         if (insertedBefore != null) {
-            filter.append(TwoRound.INSERTED_AT, new Document("$lt", Date.from(insertedBefore)));
+            filter.append(TwoRoundFields.INSERTED_AT, new Document("$lt", Date.from(insertedBefore)));
         }
         return stamped(transactions.findOneAndUpdate(
                 filter,

@@ -20,6 +20,11 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.function.BiFunction;
 
+import static io.mongo2pc.internal.TwoRoundFields.INSERTED_AT;
+import static io.mongo2pc.internal.TwoRoundFields.NONCE;
+import static io.mongo2pc.internal.TwoRoundFields.PROTOCOL;
+import static io.mongo2pc.internal.TwoRoundFields.RULES;
+import static io.mongo2pc.internal.TwoRoundFields.UNTIL;
 import static io.mongo2pc.TransactionState.PENDING;
 
 /**
@@ -31,17 +36,6 @@ import static io.mongo2pc.TransactionState.PENDING;
  */
 final class TwoRound {
     private static final Logger log = LoggerFactory.getLogger(TwoRound.class);
-    static final String PROTOCOL = "protocol";
-    static final int RULES = 2;
-    static final String NONCE = "nonce";
-    static final String UNTIL = "until";
-    static final String INSERTED_AT = "insertedAt";
-
-    /** True if {@code transaction} follows the two-round rules ({@code protocol: 2}). */
-    static boolean follows(Document transaction) {
-        return transaction != null && transaction.get(PROTOCOL) instanceof Number n && n.intValue() == RULES;
-    }
-
     private enum Insert { OURS, ABANDONED, TAKEN_OVER, OTHER }
 
     private final TwoRoundContext c;

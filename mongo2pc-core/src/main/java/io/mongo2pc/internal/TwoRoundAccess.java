@@ -249,8 +249,8 @@ public final class TwoRoundAccess {
         Document doc = new Document(fields);
         doc.append(Fields.APPLICATION, c.settings().application()).append(Fields.OWNER, c.settings().owner())
                 .append(Fields.EPOCH, 1L).append(Fields.LEASE_MS, c.settings().lease().toMillis())
-                .append(Fields.OPS, OperationCodec.encode(ops)).append(Fields.TOKEN, token).append(TwoRound.NONCE, a.nonce())
-                .append(TwoRound.PROTOCOL, TwoRound.RULES).append(TwoRound.UNTIL, Date.from(a.until()));
+                .append(Fields.OPS, OperationCodec.encode(ops)).append(Fields.TOKEN, token).append(TwoRoundFields.NONCE, a.nonce())
+                .append(TwoRoundFields.PROTOCOL, TwoRoundFields.RULES).append(TwoRoundFields.UNTIL, Date.from(a.until()));
         CommitInsert.Found found = twoRound.commitInsert().commit(tx, doc, token);
         switch (found) {
             case COMMITTED -> {
@@ -296,7 +296,7 @@ public final class TwoRoundAccess {
      */
     public boolean removeOwnTombstone(Object id, String nonce) {
         return c.retrier().call("remove tombstone", id, null, () -> c.store().collection().deleteOne(new Document(Fields.ID, id)
-                .append(TwoRound.NONCE, nonce).append(Resolver.TOMBSTONE, true)).getDeletedCount() == 1);
+                .append(TwoRoundFields.NONCE, nonce).append(Resolver.TOMBSTONE, true)).getDeletedCount() == 1);
     }
 
     /** The id of a new transaction, from the manager's {@code ids}. */

@@ -70,7 +70,7 @@ final class TwoRoundDecision {
             // undone behind a tombstone by a resolver, and the tombstone pruned since (recovery cancels
             // such a document for the same reason).
             Document notLate = roundOneUntil == null ? null
-                    : new Document(TwoRound.INSERTED_AT, new Document("$lt", Date.from(roundOneUntil)));
+                    : new Document(TwoRoundFields.INSERTED_AT, new Document("$lt", Date.from(roundOneUntil)));
             if (!c.writes().moveIf(tx, Transition.PENDING_TO_APPLIED, null, notLate)) {
                 tx.reason = "its document was inserted after its deadline " + roundOneUntil;
                 tx.code = ReasonCode.TIMED_OUT;
@@ -210,7 +210,7 @@ final class TwoRoundDecision {
      */
     private boolean finished(Conflicts.Holder holder, Document doc, OwnedTransaction tx) {
         Document stored = c.retrier().call("read holder", tx.id, tx.state, () -> c.store().find(holder.txId()));
-        if (stored != null && (holder.nonce() == null || holder.nonce().equals(stored.get(TwoRound.NONCE)))) {
+        if (stored != null && (holder.nonce() == null || holder.nonce().equals(stored.get(TwoRoundFields.NONCE)))) {
             TransactionState state = LateCommit.stateOf(stored);
             return state == TransactionState.APPLIED || state == TransactionState.DONE || state == TransactionState.CANCELED;
         }

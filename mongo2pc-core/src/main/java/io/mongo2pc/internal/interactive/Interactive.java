@@ -7,13 +7,13 @@ import io.mongo2pc.TransactionConflictException;
 import io.mongo2pc.TransactionOptions;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionResult;
-import io.mongo2pc.internal.Engine;
 import io.mongo2pc.internal.TwoRoundAccess;
 import org.bson.Document;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 /**
  * Runs interactive transactions ({@code TransactionManager.transact}, docs/INTERACTIVE.md): the body
@@ -25,18 +25,19 @@ public final class Interactive {
     /** How many attempts a body that wrote nothing runs optimistically before its attempts take what they read. */
     private static final int READ_ONLY_OPTIMISTIC_ATTEMPTS = 5;
 
-    private final Engine engine;
     private final TwoRoundAccess access;
+    /** True once the manager was closed: it starts nothing more. */
+    private final BooleanSupplier closed;
     private final Results results;
 
-    public Interactive(Engine engine) {
-        this.engine = engine;
-        this.access = engine.twoRoundAccess();
+    public Interactive(TwoRoundAccess access, BooleanSupplier closed) {
+        this.access = access;
+        this.closed = closed;
         this.results = new Results(access);
     }
 
     public <T> TransactionResult<T> transact(TransactionOptions options, TransactionBody<T> body) {
-        if (engine.closed()) {
+        if (closed.getAsBoolean()) {
             throw new IllegalStateException("this transaction manager is closed (" + access.settings().owner() + ")");
         }
         if (!access.settings().twoRoundCommit()) {
