@@ -1,6 +1,6 @@
 package io.mongo2pc;
 
-import io.mongo2pc.internal.ListCursor;
+import io.mongo2pc.internal.admin.ListCursor;
 
 import java.time.Duration;
 import java.time.Instant;

@@ -1,6 +1,6 @@
 package io.mongo2pc;
 
-import io.mongo2pc.internal.FailedOperations;
+import io.mongo2pc.internal.format.FailedOperations;
 import org.bson.Document;
 
 import java.time.Duration;

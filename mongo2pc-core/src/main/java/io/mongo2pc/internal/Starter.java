@@ -1,5 +1,22 @@
 package io.mongo2pc.internal;
 
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.OperationCodec;
+import io.mongo2pc.internal.format.TwoRoundFields;
+import io.mongo2pc.internal.recovery.Outcomes;
+import io.mongo2pc.internal.state.CrashPoints;
+import io.mongo2pc.internal.state.OwnedTransaction;
+import io.mongo2pc.internal.state.StoredOperations;
+import io.mongo2pc.internal.state.Tokens;
+import io.mongo2pc.internal.state.TransactionStore;
+import io.mongo2pc.internal.state.Transition;
+import io.mongo2pc.internal.tutorial.Coordinator;
+import io.mongo2pc.internal.tutorial.Finishing;
+import io.mongo2pc.internal.tutorial.OwnerWrites;
+import io.mongo2pc.internal.tworound.TwoRound;
+import io.mongo2pc.internal.wire.Retrier;
+import io.mongo2pc.internal.wire.ServerClock;
+import io.mongo2pc.internal.wire.WriteCombiner;
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoServerException;
 import io.mongo2pc.spi.CrashPoint;

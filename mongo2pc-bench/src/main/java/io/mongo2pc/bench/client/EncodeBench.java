@@ -1,7 +1,7 @@
 package io.mongo2pc.bench.client;
 
 import com.mongodb.MongoClientSettings;
-import io.mongo2pc.internal.DirectDocumentCodec;
+import io.mongo2pc.internal.wire.DirectDocumentCodec;
 import org.bson.BsonArray;
 import org.bson.BsonBinaryWriter;
 import org.bson.BsonBoolean;

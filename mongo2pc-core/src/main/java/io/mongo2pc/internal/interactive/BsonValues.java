@@ -1,7 +1,7 @@
 package io.mongo2pc.internal.interactive;
 
 import io.mongo2pc.Numbers;
-import io.mongo2pc.internal.Increments;
+import io.mongo2pc.internal.reads.Increments;
 import org.bson.BsonTimestamp;
 import org.bson.Document;
 import org.bson.types.Binary;

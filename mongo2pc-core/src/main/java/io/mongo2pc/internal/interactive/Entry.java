@@ -1,7 +1,7 @@
 package io.mongo2pc.internal.interactive;
 
 import io.mongo2pc.DocumentRef;
-import io.mongo2pc.internal.CommittedImage;
+import io.mongo2pc.internal.format.CommittedImage;
 import org.bson.Document;
 
 /**
@@ -10,7 +10,7 @@ import org.bson.Document;
  * it ({@code current}: null when it does not exist in the attempt's view). Not thread-safe: one
  * attempt's.
  */
-final class Entry {
+public final class Entry {
     final DocumentRef ref;
     /** The order in which the attempt first touched it (the index of its crash points). */
     final int index;

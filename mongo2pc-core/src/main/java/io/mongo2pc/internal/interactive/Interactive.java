@@ -7,7 +7,6 @@ import io.mongo2pc.TransactionConflictException;
 import io.mongo2pc.TransactionOptions;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionResult;
-import io.mongo2pc.internal.TwoRoundAccess;
 import org.bson.Document;
 
 import java.util.ArrayList;

@@ -4,7 +4,6 @@ import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionResult;
 import io.mongo2pc.TransactionState;
-import io.mongo2pc.internal.TwoRoundAccess;
 import org.bson.Document;
 import org.bson.codecs.configuration.CodecRegistry;
 
