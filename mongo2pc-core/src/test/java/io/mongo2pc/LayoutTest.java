@@ -3,7 +3,7 @@ package io.mongo2pc;
 import io.mongo2pc.testing.Layout;
 import org.junit.jupiter.api.Test;
 
-/** Core's layout: the public API hands out no internal type, and the extension points use none. */
+/** Core's layout: the public API hands out no internal type, the extension points use none, and the rooms of the implementation stand on each other one way. */
 class LayoutTest {
 
     private static final com.tngtech.archunit.core.domain.JavaClasses CORE = Layout.productionClasses("io.mongo2pc");
@@ -16,5 +16,15 @@ class LayoutTest {
     @Test
     void extensionPoints_useNoInternalType() {
         Layout.noInternalAccessFrom("io.mongo2pc.spi").check(CORE);
+    }
+
+    @Test
+    void internalRooms_formNoCycle() {
+        Layout.internalRoomsFormNoCycle().check(CORE);
+    }
+
+    @Test
+    void internalRooms_useOnlyTheRoomsBelowThem() {
+        Layout.internalRoomsUseOnlyTheRoomsBelow().check(CORE);
     }
 }

@@ -13,15 +13,18 @@ import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
  * The layout's rules, checked in the build (ArchUnit): core's implementation ({@code io.mongo2pc.internal})
- * is core's alone, and the public API never hands one of its types to a caller. Each module's
- * layout test applies them to its own classes.
+ * is core's alone, its rooms (one package each) use only the rooms below them, and the public API
+ * never hands one of its types to a caller. Each module's layout test applies them to its own classes.
  */
 public final class Layout {
 
@@ -29,6 +32,20 @@ public final class Layout {
     public static final String INTERNAL = "io.mongo2pc.internal..";
 
     private Layout() { }
+
+    /** The rooms of core's implementation, bottom first, each with the rooms it may use. */
+    private static final String[][] ROOMS = {
+            {"format"},
+            {"wire", "format"},
+            {"participants", "format", "wire"},
+            {"state", "format", "wire", "participants"},
+            {"admin", "format", "wire", "state"},
+            {"tutorial", "format", "wire", "participants", "state"},
+            {"tworound", "format", "wire", "participants", "state", "tutorial"},
+            {"reads", "format", "wire", "participants", "state", "tutorial", "tworound"},
+            {"recovery", "format", "wire", "participants", "state", "admin", "tutorial", "tworound"},
+            {"interactive", "format", "wire", "participants", "state", "tutorial", "tworound", "reads", "recovery"},
+    };
 
     /** The production classes (no tests) of {@code packages}, as found on the classpath. */
     public static JavaClasses productionClasses(String... packages) {
@@ -81,5 +98,30 @@ public final class Layout {
     private static boolean internal(JavaClass type) {
         JavaClass base = type.isArray() ? type.getBaseComponentType() : type;
         return base.getPackageName().startsWith("io.mongo2pc.internal");
+    }
+
+    /** No two of core's rooms ({@code io.mongo2pc.internal.*}) use each other, directly or around a circle. */
+    public static ArchRule internalRoomsFormNoCycle() {
+        return slices().matching("io.mongo2pc.internal.(*)..").should().beFreeOfCycles()
+                .because("each room of the implementation stands on the rooms below it (docs/ARCHITECTURE.md)");
+    }
+
+    /**
+     * Each of core's rooms uses only the rooms listed for it in {@link #ROOMS} (each package-info says
+     * which); the wiring ({@code Engine}, {@code Starter}, in {@code io.mongo2pc.internal} itself) may
+     * use them all and no room uses it.
+     */
+    public static ArchRule internalRoomsUseOnlyTheRoomsBelow() {
+        var layers = layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("root").definedBy("io.mongo2pc.internal");
+        for (String[] room : ROOMS) {
+            layers = layers.layer(room[0]).definedBy("io.mongo2pc.internal." + room[0] + "..");
+        }
+        var rule = layers.whereLayer("root").mayNotBeAccessedByAnyLayer();
+        for (String[] room : ROOMS) {
+            rule = room.length == 1 ? rule.whereLayer(room[0]).mayNotAccessAnyLayer()
+                    : rule.whereLayer(room[0]).mayOnlyAccessLayers(Arrays.copyOfRange(room, 1, room.length));
+        }
+        return rule.because("each room of the implementation stands on the rooms below it (docs/ARCHITECTURE.md)");
     }
 }
