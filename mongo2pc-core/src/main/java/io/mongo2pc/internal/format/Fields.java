@@ -1,7 +1,5 @@
 package io.mongo2pc.internal.format;
 
-import io.mongo2pc.internal.state.TransactionStore;
-
 /** Field names of the stored documents: the tutorial's own, then mongo2pc's additions. */
 public final class Fields {
     private Fields() { }
@@ -27,7 +25,7 @@ public final class Fields {
     public static final String STARTED_AT = "startedAt";
     /** When it reached its commit point: {@code $currentDate} of the commit (its insert as applied, or pending -> applied). */
     public static final String COMMITTED_AT = "committedAt";
-    /** Who acted on it by hand and when ({@code [{action, by, at}]}, the last 20), written by {@link TransactionStore#note}. */
+    /** Who acted on it by hand and when ({@code [{action, by, at}]}, the last 20), written by {@code TransactionStore.note}. */
     public static final String ACTIONS = "actions";
     /** Indexes of insert operations whose request may still land late (see WritesInDoubt). */
     public static final String INSERTS_IN_DOUBT = "insertsInDoubt";

@@ -1,6 +1,5 @@
 package io.mongo2pc.internal.tutorial;
 
-import io.mongo2pc.internal.Engine;
 import io.mongo2pc.internal.participants.IncrementWrites;
 import io.mongo2pc.internal.participants.Participants;
 import io.mongo2pc.internal.state.CrashPoints;
@@ -86,12 +85,12 @@ public final class Finishing {
         return finisher.offer(tx);
     }
 
-    /** See {@link Engine#awaitFinished}. */
+    /** See {@code Engine.awaitFinished}. */
     public boolean awaitIdle(Duration timeout) {
         return finisher == null || finisher.awaitIdle(timeout);
     }
 
-    /** See {@link Engine#close}. */
+    /** See {@code Engine.close}. */
     public boolean close(Duration timeout) {
         return finisher == null || finisher.close(timeout);
     }

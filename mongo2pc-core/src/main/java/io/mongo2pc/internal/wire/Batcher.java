@@ -1,6 +1,5 @@
 package io.mongo2pc.internal.wire;
 
-import io.mongo2pc.internal.interactive.Entry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
