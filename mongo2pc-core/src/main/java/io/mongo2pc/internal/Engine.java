@@ -1,5 +1,18 @@
 package io.mongo2pc.internal;
 
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.CancelResult;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.PruneOptions;
+import io.mongo2pc.PruneResult;
+import io.mongo2pc.RecoveryReport;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionPage;
+import io.mongo2pc.TransactionQuery;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.TransactionView;
 import io.mongo2pc.internal.admin.AdminQueries;
 import io.mongo2pc.internal.admin.Pruning;
 import io.mongo2pc.internal.admin.TransactionListing;
@@ -33,19 +46,6 @@ import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.ServerClock;
 import io.mongo2pc.internal.wire.Targets;
 import io.mongo2pc.internal.wire.WriteCombiner;
-import com.mongodb.client.model.Projections;
-import io.mongo2pc.CancelResult;
-import io.mongo2pc.DocumentRef;
-import io.mongo2pc.Operation;
-import io.mongo2pc.RecoveryReport;
-import io.mongo2pc.TransactionManagerSettings;
-import io.mongo2pc.PruneOptions;
-import io.mongo2pc.PruneResult;
-import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.TransactionPage;
-import io.mongo2pc.TransactionQuery;
-import io.mongo2pc.TransactionState;
-import io.mongo2pc.TransactionView;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -132,12 +132,12 @@ public final class Engine {
         this.twoRoundAccess = new TwoRoundAccess(twoRound, committedReader, consistentCut, outcomes, operations);
     }
 
-    /** The two-round commit as interactive transactions use it. Public for io.mongo2pc.internal.interactive. */
+    /** The two-round commit as interactive transactions use it. Public for the API (TransactionManager builds the interactive room with it). */
     public TwoRoundAccess twoRoundAccess() {
         return twoRoundAccess;
     }
 
-    /** True once this manager was closed: it starts nothing more. Public for io.mongo2pc.internal.interactive. */
+    /** True once this manager was closed: it starts nothing more. Public for the API (TransactionManager builds the interactive room with it). */
     public boolean closed() {
         return finishing.isClosed();
     }

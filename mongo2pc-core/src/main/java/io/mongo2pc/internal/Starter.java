@@ -1,5 +1,13 @@
 package io.mongo2pc.internal;
 
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoServerException;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.OperationCodec;
 import io.mongo2pc.internal.format.TwoRoundFields;
@@ -17,16 +25,8 @@ import io.mongo2pc.internal.tworound.TwoRound;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.ServerClock;
 import io.mongo2pc.internal.wire.WriteCombiner;
-import com.mongodb.ErrorCategory;
-import com.mongodb.MongoServerException;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.DocumentRef;
-import io.mongo2pc.InvalidTransactionException;
-import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionManagerSettings;
-import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.TransactionState;
+import io.mongo2pc.spi.CrashPoint;
 import org.bson.Document;
 
 import java.time.Instant;

@@ -1,11 +1,11 @@
 package io.mongo2pc.internal.admin;
 
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.ServerClock;
-import io.mongo2pc.TransactionState;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -16,7 +16,10 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
-/** An operator's queries of the transactions collection: counts, recovery lag, the server's time. Thread-safe. */
+/**
+ * An operator's queries of the transactions collection: counts, recovery lag, the server's time. Thread-safe.
+ * Public for Engine, as are the members they use.
+ */
 public final class AdminQueries {
     private final TransactionStore store;
     private final ServerClock clock;

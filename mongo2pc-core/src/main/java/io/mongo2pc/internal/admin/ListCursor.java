@@ -18,6 +18,7 @@ import java.util.List;
  * @param millis   the millisecond of {@code lastModified} the last page ended in; null: it ended among the unstamped
  * @param seen     ids of that millisecond already returned
  * @param unstamped how many unstamped transactions were returned (when {@code millis} is null)
+ * Public for the API (io.mongo2pc), as are the members they use.
  */
 public record ListCursor(Long millis, List<Object> seen, int unstamped) {
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.EXTENDED).build();

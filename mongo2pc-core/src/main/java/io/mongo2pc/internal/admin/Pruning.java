@@ -1,10 +1,5 @@
 package io.mongo2pc.internal.admin;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.TwoRoundFields;
-import io.mongo2pc.internal.state.LateCommit;
-import io.mongo2pc.internal.state.TransactionStore;
-import io.mongo2pc.internal.wire.Retrier;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReplaceOneModel;
 import com.mongodb.client.model.Sorts;
@@ -13,6 +8,11 @@ import io.mongo2pc.PruneOptions;
 import io.mongo2pc.PruneResult;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.TwoRoundFields;
+import io.mongo2pc.internal.state.LateCommit;
+import io.mongo2pc.internal.state.TransactionStore;
+import io.mongo2pc.internal.wire.Retrier;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -28,6 +28,7 @@ import java.util.List;
  * an age below the longest lease of the transactions' owners plus the clock-skew margin unless
  * forced: until then a finished transaction may still meet its owner. Canceled transactions are
  * kept unless included. Thread-safe.
+ * Public for the recovery package and Engine, as are the members they use.
  */
 public final class Pruning {
     /** On a stub: when it was pruned (server time). A document with it is no transaction any more, only its id and outcome. */

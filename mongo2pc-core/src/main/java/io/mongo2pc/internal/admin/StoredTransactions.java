@@ -1,12 +1,12 @@
 package io.mongo2pc.internal.admin;
 
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionView;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.StoredOperations;
 import io.mongo2pc.internal.state.TransactionStore;
-import io.mongo2pc.Operation;
-import io.mongo2pc.ReasonCode;
-import io.mongo2pc.TransactionView;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -14,7 +14,10 @@ import java.util.Date;
 import java.util.List;
 import java.util.function.Function;
 
-/** Typed reads of stored transaction documents: a {@link TransactionView} (their operations: {@link StoredOperations}). */
+/**
+ * Typed reads of stored transaction documents: a {@link TransactionView} (their operations: {@link StoredOperations}).
+ * Public for the recovery package, as are the members they use.
+ */
 public final class StoredTransactions {
     private StoredTransactions() { }
 

@@ -1,9 +1,5 @@
 package io.mongo2pc.internal.admin;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.state.LateCommit;
-import io.mongo2pc.internal.state.StoredOperations;
-import io.mongo2pc.internal.state.TransactionStore;
 import com.mongodb.client.FindIterable;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoCursor;
@@ -14,6 +10,10 @@ import io.mongo2pc.TransactionPage;
 import io.mongo2pc.TransactionQuery;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.TransactionView;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.state.LateCommit;
+import io.mongo2pc.internal.state.StoredOperations;
+import io.mongo2pc.internal.state.TransactionStore;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
@@ -30,6 +30,7 @@ import java.util.function.Supplier;
  * Lists stored transactions, newest first (most recently changed first; never stamped ones last),
  * with filters and pages that continue where the last one ended (see {@link ListCursor}). Reads
  * only. Thread-safe.
+ * Public for Engine, as are the members they use.
  */
 public final class TransactionListing {
     private static final Document NEWEST_FIRST = new Document(Fields.LAST_MODIFIED, -1).append(Fields.ID, -1);

@@ -8,7 +8,8 @@ import org.bson.Document;
  * document will have once everything committed on it is released. {@code content} is null when no
  * committed document exists; otherwise it has no field of the library ({@code _m2pc},
  * {@code _m2pc_<id>}, {@code _m2pc_v}), and {@code pendingTransactions} reads as empty if the
- * document has the array. Public for io.mongo2pc.internal.interactive. Immutable by convention.
+ * document has the array. Immutable by convention.
+ * Public for the reads and interactive packages, as are the members they use.
  */
 public record CommittedImage(Document content, long version) {
     public static final CommittedImage NONE = new CommittedImage(null, 0);

@@ -12,6 +12,7 @@ import java.math.BigDecimal;
  * and {@code $} written {@code %25}, {@code %2E}, {@code %24}), {@code n<digits>} for a whole
  * number (1, 1L and 1.0 share {@code n1}, as MongoDB matches them). The one function that turns an
  * id into a field name: writers, readers and the sweep all use it. Stateless.
+ * Public for the wire, participants, state, tworound, reads and interactive packages, as are the members they use.
  */
 public final class EntryName {
     public static final String PREFIX = "_m2pc_";

@@ -8,6 +8,7 @@ import org.bson.Document;
  * The refused operation of a canceled transaction as stored beside its {@code reason} and
  * {@code code}: {@code failedOp: {index, target, db, coll, id}}, so that any process that reads the
  * transaction can say which operation failed. Stateless.
+ * Public for the state, tworound and recovery packages and the API (io.mongo2pc), as are the members they use.
  */
 public final class FailedOperations {
     private FailedOperations() { }

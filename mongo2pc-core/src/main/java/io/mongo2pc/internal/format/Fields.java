@@ -1,6 +1,9 @@
 package io.mongo2pc.internal.format;
 
-/** Field names of the stored documents: the tutorial's own, then mongo2pc's additions. */
+/**
+ * Field names of the stored documents: the tutorial's own, then mongo2pc's additions.
+ * Public for the wire, participants, state, admin, tutorial, tworound, reads, recovery and interactive packages and Engine, as are the members they use.
+ */
 public final class Fields {
     private Fields() { }
 

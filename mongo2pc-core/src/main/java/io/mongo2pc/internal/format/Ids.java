@@ -1,6 +1,9 @@
 package io.mongo2pc.internal.format;
 
-/** Ids compared as MongoDB matches them: numbers by value whatever their type (1, 1L and 1.0 are one id). Stateless. */
+/**
+ * Ids compared as MongoDB matches them: numbers by value whatever their type (1, 1L and 1.0 are one id). Stateless.
+ * Public for the wire, participants, tworound and reads packages, as are the members they use.
+ */
 public final class Ids {
     private Ids() { }
 

@@ -12,6 +12,7 @@ import java.util.Set;
 /**
  * Writes operations into the transaction document's {@code ops} array and reads them back, so
  * that a process that never saw the original call can finish or undo it.
+ * Public for the participants, state, tworound, recovery and interactive packages and Engine, as are the members they use.
  */
 public final class OperationCodec {
     private OperationCodec() { }

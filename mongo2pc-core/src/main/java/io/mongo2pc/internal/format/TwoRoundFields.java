@@ -6,6 +6,7 @@ import org.bson.Document;
  * The two-round commit's fields on a transaction document (docs/TWO-ROUND.md): the rules it
  * follows ({@code protocol: 2}), its nonce, its commit deadline and when its insert landed; and
  * whether a stored transaction follows those rules; the filter of its insert-if-absent. Stateless.
+ * Public for the state, admin, tutorial, tworound, reads, recovery and interactive packages and Engine, as are the members they use.
  */
 public final class TwoRoundFields {
     public static final String PROTOCOL = "protocol";

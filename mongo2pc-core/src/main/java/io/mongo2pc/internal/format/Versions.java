@@ -9,7 +9,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * counts the commits that changed the document, one each. A release of an increment and the change
  * of an update add 1 in the same write; an insert starts a new document at a random version, so one
  * deleted and inserted again never counts up from where it stood; an undo restores the before-image,
- * version included. Public for io.mongo2pc.internal.interactive. Stateless.
+ * version included. Stateless.
+ * Public for the participants, reads and interactive packages, as are the members they use.
  */
 public final class Versions {
     /** The field, a 64-bit integer; absent on a document no mongo2pc commit has changed (version 0). */

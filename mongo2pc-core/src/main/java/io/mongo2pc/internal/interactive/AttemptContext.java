@@ -7,18 +7,18 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionContext;
 import io.mongo2pc.internal.format.CommittedImage;
 import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.participants.Priority;
+import io.mongo2pc.internal.format.Versions;
 import io.mongo2pc.internal.interactive.TwoRoundAccess.Kind;
 import io.mongo2pc.internal.interactive.TwoRoundAccess.Reading;
 import io.mongo2pc.internal.interactive.TwoRoundAccess.Taken;
-import io.mongo2pc.internal.format.Versions;
+import io.mongo2pc.internal.participants.Priority;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.List;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 

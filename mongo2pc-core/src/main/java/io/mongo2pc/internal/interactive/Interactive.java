@@ -19,6 +19,7 @@ import java.util.function.BooleanSupplier;
  * in attempts, each committed or undone, a conflict followed by a backoff and a pessimistic attempt,
  * until one commits or the timeout passes; a caller's id answered by its first run. Thread-safe: one
  * instance serves every thread, each running its own transactions.
+ * Public for the API (io.mongo2pc), as are the members they use.
  */
 public final class Interactive {
     /** How many attempts a body that wrote nothing runs optimistically before its attempts take what they read. */

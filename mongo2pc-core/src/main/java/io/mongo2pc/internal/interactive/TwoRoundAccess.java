@@ -1,5 +1,13 @@
 package io.mongo2pc.internal.interactive;
 
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.CommittedImage;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
@@ -16,14 +24,6 @@ import io.mongo2pc.internal.tworound.Resolver;
 import io.mongo2pc.internal.tworound.TwoRound;
 import io.mongo2pc.internal.tworound.TwoRoundContext;
 import io.mongo2pc.internal.tworound.TwoRoundFinish;
-import com.mongodb.client.MongoCollection;
-import io.mongo2pc.DocumentRef;
-import io.mongo2pc.InvalidTransactionException;
-import io.mongo2pc.LeaseLostException;
-import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionManagerSettings;
-import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.TransactionState;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -43,7 +43,8 @@ import java.util.UUID;
  * versions ({@link CommittedReader}), the participant writes of an attempt
  * ({@link InteractiveWrites}), resolving what other transactions left ({@link Resolver}), the commit
  * insert ({@link CommitInsert}), releases and undos ({@link TwoRoundFinish}), and the outcome of a
- * transaction id. Public for io.mongo2pc.internal.interactive. Thread-safe.
+ * transaction id. Thread-safe.
+ * Public for Engine, as are the members they use.
  */
 public final class TwoRoundAccess {
     /** One attempt of a transaction: its id, nonce, deadline (server time) and priority (its first attempt's time, its own nonce). */

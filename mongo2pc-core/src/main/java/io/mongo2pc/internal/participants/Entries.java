@@ -1,11 +1,5 @@
 package io.mongo2pc.internal.participants;
 
-import io.mongo2pc.internal.format.EntryName;
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.Ids;
-import io.mongo2pc.internal.format.Versions;
-import io.mongo2pc.internal.wire.Retrier;
-import io.mongo2pc.internal.wire.Targets;
 import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
@@ -13,6 +7,12 @@ import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
+import io.mongo2pc.internal.format.EntryName;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.Ids;
+import io.mongo2pc.internal.format.Versions;
+import io.mongo2pc.internal.wire.Retrier;
+import io.mongo2pc.internal.wire.Targets;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -34,6 +34,7 @@ import static io.mongo2pc.internal.format.EntryName.UNTIL;
  * {@code _m2pc_<id>: {now, later, until, n, c, p}} beside it, added and removed in the same write;
  * the nonce {@code n} keeps every write off another transaction that has the same id.
  * Thread-safe.
+ * Public for the tworound package and Engine, as are the members they use.
  */
 public final class Entries {
 

@@ -1,11 +1,5 @@
 package io.mongo2pc.internal.participants;
 
-import io.mongo2pc.internal.format.EntryName;
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.Ids;
-import io.mongo2pc.internal.format.OperationCodec;
-import io.mongo2pc.internal.format.Versions;
-import io.mongo2pc.internal.wire.Retrier;
 import com.mongodb.MongoCommandException;
 import com.mongodb.MongoServerException;
 import com.mongodb.MongoWriteException;
@@ -15,6 +9,12 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
+import io.mongo2pc.internal.format.EntryName;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.Ids;
+import io.mongo2pc.internal.format.OperationCodec;
+import io.mongo2pc.internal.format.Versions;
+import io.mongo2pc.internal.wire.Retrier;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -35,6 +35,7 @@ import java.util.Objects;
  * document is taken. Every write after the take is conditional on the lock with this transaction's
  * nonce, so it happens once and never touches another transaction with the same id. Thread-safe
  * (stateless).
+ * Public for the tworound, reads and interactive packages, as are the members they use.
  */
 public final class Exclusive {
     public static final String UNDO = "undo";

@@ -1,17 +1,17 @@
 package io.mongo2pc.internal.participants;
 
-import io.mongo2pc.internal.format.EntryName;
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.Versions;
-import io.mongo2pc.internal.format.WriteInDoubtException;
-import io.mongo2pc.internal.wire.Targets;
-import io.mongo2pc.internal.wire.WriteCombiner;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
+import io.mongo2pc.internal.format.EntryName;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.Versions;
+import io.mongo2pc.internal.format.WriteInDoubtException;
 import io.mongo2pc.internal.participants.Participants.Result;
+import io.mongo2pc.internal.wire.Targets;
+import io.mongo2pc.internal.wire.WriteCombiner;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -27,6 +27,7 @@ import static io.mongo2pc.internal.participants.Participants.fenced;
  * {@code maxMarkers}). The apply is sent with other transactions' writes (group commit); its undo
  * adds the opposite amounts and pulls the marker; its release pulls the marker and adds 1 to the
  * document's version ({@link Versions}). Thread-safe.
+ * Public for the tutorial package, as are the members they use.
  */
 public final class IncrementWrites {
     private final Targets targets;

@@ -1,9 +1,5 @@
 package io.mongo2pc.internal.participants;
 
-import io.mongo2pc.internal.format.EntryName;
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.Ids;
-import io.mongo2pc.internal.format.Versions;
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
@@ -12,6 +8,10 @@ import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
+import io.mongo2pc.internal.format.EntryName;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.Ids;
+import io.mongo2pc.internal.format.Versions;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -25,6 +25,7 @@ import java.util.List;
  * ({@code at >= until}), and readers and later writers treat it as never written. The new
  * document starts at a random version ({@link Versions}) and is taken under the {@code _m2pc} lock: its undo deletes it, its release unlocks it as
  * an update's does ({@link LockedWrites#unlock}). Thread-safe.
+ * Public for the tworound and reads packages, as are the members they use.
  */
 public final class Inserts {
     private Inserts() { }

@@ -1,17 +1,17 @@
 package io.mongo2pc.internal.participants;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.Ids;
-import io.mongo2pc.internal.format.OperationCodec;
-import io.mongo2pc.internal.format.Versions;
-import io.mongo2pc.internal.wire.Targets;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
 import io.mongo2pc.Operation;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.Ids;
+import io.mongo2pc.internal.format.OperationCodec;
+import io.mongo2pc.internal.format.Versions;
 import io.mongo2pc.internal.participants.Participants.Kind;
 import io.mongo2pc.internal.participants.Participants.Result;
+import io.mongo2pc.internal.wire.Targets;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -27,6 +27,7 @@ import static io.mongo2pc.internal.participants.Participants.fenced;
  * lock in the same write, adding 1 to its version ({@link Versions}). The undo puts the before-image back (or only unlocks); the release
  * unlocks, or deletes the document for a delete. The unlock and the check that a document is
  * still taken serve an insert's writes too ({@link Inserts}). Thread-safe.
+ * Public for the interactive package, as are the members they use.
  */
 public final class LockedWrites {
     private final Targets targets;

@@ -1,14 +1,14 @@
 package io.mongo2pc.internal.participants;
 
+import com.mongodb.MongoServerException;
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.OperationCodec;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.Targets;
-import com.mongodb.MongoServerException;
-import com.mongodb.client.model.Projections;
-import io.mongo2pc.Operation;
-import io.mongo2pc.ReasonCode;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -31,6 +31,7 @@ import java.util.List;
  * ({@code $expr: {$lt: ["$$NOW", deadline]}}, see {@link #fenced}): a write sent by an owner
  * paused past its lease matches nothing, because no one takes a transaction over before that
  * deadline has passed. Why an apply matched nothing is {@link Refusals}'. Thread-safe.
+ * Public for the state, tutorial, tworound, reads, recovery and interactive packages and Engine, as are the members they use.
  */
 public final class Participants {
     /** What a participant write did. */

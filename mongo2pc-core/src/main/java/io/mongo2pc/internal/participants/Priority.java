@@ -18,8 +18,8 @@ import java.util.Date;
  * transactions, so no two transactions wait for each other, and the oldest in a conflict never
  * yields, so one of them always gets through. A hold without {@code p} (the tutorial's rules, or a
  * version before this rule) counts as older than every transaction: its owner does not yield.
- * Public for io.mongo2pc.internal.interactive (interactive transactions keep the {@code since} of
- * their first attempt, each attempt with its own nonce). Immutable.
+ * Interactive transactions keep the {@code since} of their first attempt, each attempt with its
+ * own nonce. Public for the state, tworound and interactive packages. Immutable.
  *
  * @param since when the transaction first started (server time); kept across its attempts
  * @param nonce the transaction's nonce, to order two that started at the same time

@@ -1,13 +1,13 @@
 package io.mongo2pc.internal.participants;
 
-import io.mongo2pc.internal.format.EntryName;
-import io.mongo2pc.internal.format.Fields;
-import com.mongodb.client.model.Projections;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.Values;
+import io.mongo2pc.internal.format.EntryName;
+import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.participants.Participants.Result;
 import org.bson.Document;
 
@@ -22,6 +22,7 @@ import static io.mongo2pc.internal.format.Ids.sameId;
  * there), the deadline passed, busy (another transaction's lock or markers, or too many markers),
  * or refused (the document is missing, the guard does not hold). Shared by the apply of every
  * kind that writes with a filter (increments, updates, deletes). Thread-safe.
+ * Public for the state package, as are the members they use.
  */
 public final class Refusals {
     /** The tutorial's field of an account's money. */

@@ -1,5 +1,11 @@
 package io.mongo2pc.internal.reads;
 
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Numbers;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionException;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.CommittedImage;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
@@ -11,12 +17,6 @@ import io.mongo2pc.internal.participants.Inserts;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.wire.Targets;
-import com.mongodb.client.model.Projections;
-import io.mongo2pc.DocumentRef;
-import io.mongo2pc.Numbers;
-import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionException;
-import io.mongo2pc.TransactionState;
 import org.bson.Document;
 
 import java.util.ArrayList;
@@ -38,6 +38,7 @@ import java.util.function.Function;
  * as one cut. A committed two-round transaction met on a document (its credit not released yet)
  * is handed to {@link RollForward}, which finishes it off the read's path.
  * Thread-safe.
+ * Public for the interactive package and Engine, as are the members they use.
  */
 public final class CommittedReader {
     private final Targets targets;

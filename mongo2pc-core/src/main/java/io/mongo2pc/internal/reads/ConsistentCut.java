@@ -1,5 +1,10 @@
 package io.mongo2pc.internal.reads;
 
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionException;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.TwoRoundFields;
@@ -8,11 +13,6 @@ import io.mongo2pc.internal.participants.Exclusive;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.wire.Targets;
-import com.mongodb.client.model.Projections;
-import io.mongo2pc.DocumentRef;
-import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionException;
-import io.mongo2pc.TransactionState;
 import io.mongo2pc.spi.Clock;
 import org.bson.Document;
 
@@ -65,6 +65,7 @@ import java.util.function.Function;
  * nothing but the version, by 1); a document taken by an insert, update or delete must not change
  * at all. Writers are never waited for, only an attempt in which some change cannot be explained is
  * repeated.
+ * Public for the interactive package and Engine, as are the members they use.
  */
 public final class ConsistentCut {
     private final Targets targets;

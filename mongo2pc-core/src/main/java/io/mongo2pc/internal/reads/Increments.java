@@ -1,9 +1,9 @@
 package io.mongo2pc.internal.reads;
 
-import io.mongo2pc.internal.format.Ids;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
+import io.mongo2pc.internal.format.Ids;
 import org.bson.Document;
 import org.bson.types.Decimal128;
 
@@ -17,8 +17,8 @@ import java.util.function.UnaryOperator;
 /**
  * The arithmetic of increments on stored documents, for readers that add or take away the effect
  * of a transaction: fields by dotted path ({@code "totals.eur"}), amounts added exactly in the
- * type of the stored number (Decimal128 if either is). Public for io.mongo2pc.internal.interactive
- * ({@link #copy(Object, UnaryOperator)} only). Stateless.
+ * type of the stored number (Decimal128 if either is). Stateless.
+ * Public for the interactive package ({@link #copy(Object, UnaryOperator)} only).
  */
 public final class Increments {
     private Increments() { }
@@ -66,7 +66,7 @@ public final class Increments {
 
     /**
      * A copy of {@code value} at any depth (documents and lists), each other value passed through
-     * {@code leaf}. Public for io.mongo2pc.internal.interactive.
+     * {@code leaf}. Public for the interactive package.
      */
     public static Object copy(Object value, UnaryOperator<Object> leaf) {
         if (value instanceof Document d) {

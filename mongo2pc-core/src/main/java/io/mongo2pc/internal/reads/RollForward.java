@@ -1,5 +1,9 @@
 package io.mongo2pc.internal.reads;
 
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.TwoRoundFields;
 import io.mongo2pc.internal.participants.Exclusive;
@@ -11,13 +15,9 @@ import io.mongo2pc.internal.state.Transition;
 import io.mongo2pc.internal.tutorial.Finisher;
 import io.mongo2pc.internal.tworound.TwoRoundFinish;
 import io.mongo2pc.internal.wire.Targets;
-import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.UpdateOneModel;
-import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionState;
 import io.mongo2pc.spi.CrashHook;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +44,7 @@ import java.util.function.Function;
  * compare-and-set on state, epoch and nonce (a takeover since, or its owner, wins instead; the
  * owner reads it back as its own move). So a committed transaction whose owner died leaves no
  * marker on what is read for longer than this linger, not for its whole lease. Thread-safe.
+ * Public for Engine, as are the members they use.
  */
 public final class RollForward {
     private static final Logger log = LoggerFactory.getLogger(RollForward.class);

@@ -1,16 +1,16 @@
 package io.mongo2pc.internal.recovery;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.state.LateCommit;
-import io.mongo2pc.internal.state.TransactionStore;
-import io.mongo2pc.internal.wire.Retrier;
-import io.mongo2pc.internal.wire.ServerClock;
 import io.mongo2pc.CancelResult;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionMetrics;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.state.LateCommit;
+import io.mongo2pc.internal.state.TransactionStore;
+import io.mongo2pc.internal.wire.Retrier;
+import io.mongo2pc.internal.wire.ServerClock;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -23,6 +23,7 @@ import java.util.Optional;
  * once, a pending one only once its owner's lease has expired (a live owner is never overtaken). A
  * commit written after its deadline ({@link LateCommit}) is canceled already: it is repaired and
  * its entries undone. Thread-safe.
+ * Public for Engine, as are the members they use.
  */
 public final class Cancellation {
     private static final int ATTEMPTS = 10;

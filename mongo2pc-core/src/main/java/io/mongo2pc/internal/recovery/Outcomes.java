@@ -1,5 +1,11 @@
 package io.mongo2pc.internal.recovery;
 
+import io.mongo2pc.InvalidTransactionException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.TransactionState;
+import io.mongo2pc.TransactionView;
 import io.mongo2pc.internal.admin.Pruning;
 import io.mongo2pc.internal.admin.StoredTransactions;
 import io.mongo2pc.internal.format.Fields;
@@ -8,12 +14,6 @@ import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.tworound.Resolver;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.ServerClock;
-import io.mongo2pc.InvalidTransactionException;
-import io.mongo2pc.Operation;
-import io.mongo2pc.OutcomeUnknownException;
-import io.mongo2pc.TransactionOutcome;
-import io.mongo2pc.TransactionState;
-import io.mongo2pc.TransactionView;
 import io.mongo2pc.spi.Clock;
 import org.bson.Document;
 
@@ -27,6 +27,7 @@ import java.util.function.Function;
  * What became of a transaction, read from its stored document: a typed view, its outcome once
  * decided (waiting for it, and finishing it if its owner is gone), and the answer to a caller that
  * runs the same transaction id again. Thread-safe.
+ * Public for the interactive package and Engine, as are the members they use.
  */
 public final class Outcomes {
     private static final long FIRST_PAUSE_MS = 10;

@@ -1,5 +1,9 @@
 package io.mongo2pc.internal.recovery;
 
+import com.mongodb.MongoException;
+import io.mongo2pc.RecoveryReport;
+import io.mongo2pc.TransactionException;
+import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.UnreadableTransactionException;
 import io.mongo2pc.internal.participants.Participants;
@@ -8,10 +12,6 @@ import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.tutorial.WritesInDoubt;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.ServerClock;
-import com.mongodb.MongoException;
-import io.mongo2pc.RecoveryReport;
-import io.mongo2pc.TransactionException;
-import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +30,7 @@ import static io.mongo2pc.TransactionState.PENDING;
 /**
  * Recovery passes: open transactions whose owner's lease has run out are taken over and finished,
  * then what late copies of inserts left is removed ({@link WritesInDoubt#sweep}). Thread-safe.
+ * Public for Engine, as are the members they use.
  */
 public final class Recovery {
     private static final Logger log = LoggerFactory.getLogger(Recovery.class);

@@ -1,8 +1,8 @@
 package io.mongo2pc.internal.recovery;
 
+import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.internal.format.UnreadableTransactionException;
 import io.mongo2pc.internal.state.LateCommit;
-import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -15,6 +15,7 @@ import java.util.Optional;
  * it is repaired to canceled and its entries undone, whatever {@code staleBefore} says (it counts
  * as canceled for everyone already). Empty if another process took it first. Throws
  * {@link UnreadableTransactionException} for a transaction whose operations cannot be read.
+ * Public for Engine, as are the members they use.
  */
 @FunctionalInterface
 public interface TakeOver {

@@ -1,5 +1,10 @@
 package io.mongo2pc.internal.recovery;
 
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.internal.format.FailedOperations;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.TwoRoundFields;
@@ -18,11 +23,6 @@ import io.mongo2pc.internal.tutorial.WritesInDoubt;
 import io.mongo2pc.internal.tworound.TwoRound;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.spi.CrashPoint;
-import io.mongo2pc.LeaseLostException;
-import io.mongo2pc.Operation;
-import io.mongo2pc.ReasonCode;
-import io.mongo2pc.TransactionManagerSettings;
-import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +37,7 @@ import static io.mongo2pc.TransactionState.PENDING;
 /**
  * The {@link TakeOver} that recovery, cancels and awaited outcomes use: one compare-and-set that
  * makes this process the owner under the next epoch, then the drive loop. Thread-safe.
+ * Public for Engine, as are the members they use.
  */
 public final class TakeOverAndDrive implements TakeOver {
     private static final Logger log = LoggerFactory.getLogger(TakeOverAndDrive.class);

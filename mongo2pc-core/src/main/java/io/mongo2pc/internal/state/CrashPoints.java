@@ -1,15 +1,16 @@
 package io.mongo2pc.internal.state;
 
 import io.mongo2pc.spi.CrashHook;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Phase;
 import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
 
 /**
  * Calls the configured {@link CrashHook} around the protocol's writes. A crash point AFTER a write
  * runs inside the retried step ({@link #after(Object, Step, int, Object)}): a transient error
  * thrown there is a write applied whose acknowledgement was lost, and the retry must recognise
  * it. Thread-safe if the hook is.
+ * Public for the tutorial, tworound and recovery packages and Engine, as are the members they use.
  */
 public final class CrashPoints {
     private final CrashHook hook;

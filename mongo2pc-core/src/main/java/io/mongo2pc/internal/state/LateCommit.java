@@ -1,10 +1,10 @@
 package io.mongo2pc.internal.state;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.TwoRoundFields;
 import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.TwoRoundFields;
 import org.bson.Document;
 
 import java.util.ArrayList;
@@ -22,6 +22,7 @@ import java.util.Optional;
  * queued one has no {@code insertedAt}: the rule changes nothing for them. Every reader of a
  * transaction's state goes through {@link #stateOf} (or {@link #late}); queries through
  * {@link #filter}, the same rule as a filter. Stateless.
+ * Public for the admin, tutorial, tworound, reads and recovery packages, as are the members they use.
  */
 public final class LateCommit {
     public static final String REASON = "committed after its deadline";

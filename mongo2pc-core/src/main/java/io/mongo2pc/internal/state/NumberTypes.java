@@ -1,13 +1,13 @@
 package io.mongo2pc.internal.state;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.participants.Refusals;
-import io.mongo2pc.internal.wire.Targets;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.Values;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.participants.Refusals;
+import io.mongo2pc.internal.wire.Targets;
 import org.bson.Document;
 import org.bson.types.Decimal128;
 

@@ -1,15 +1,15 @@
 package io.mongo2pc.internal.state;
 
-import io.mongo2pc.internal.format.FailedOperations;
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.participants.Participants;
-import io.mongo2pc.internal.participants.Priority;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionMetrics;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.format.FailedOperations;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.participants.Participants;
+import io.mongo2pc.internal.participants.Priority;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -19,6 +19,7 @@ import java.util.List;
 /**
  * A transaction this process owns under {@code epoch}, as the drive loop and the finisher carry
  * it. Not thread-safe: one thread holds it at a time (its caller's, then perhaps the finisher's).
+ * Public for the tutorial, tworound, reads, recovery and interactive packages and Engine, as are the members they use.
  */
 public final class OwnedTransaction {
     /** The most writes sent in one request; larger transactions go one by one, renewing their lease between. */

@@ -1,13 +1,13 @@
 package io.mongo2pc.internal.state;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.OperationCodec;
-import io.mongo2pc.internal.wire.Targets;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionCodec;
 import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.OperationCodec;
+import io.mongo2pc.internal.wire.Targets;
 import org.bson.Document;
 
 import java.util.List;
@@ -17,6 +17,7 @@ import java.util.Set;
 /**
  * A transaction's operations: read back from its stored document (mongo2pc's {@code ops}, or a
  * registered codec), and checked before anything is written or taken over. Thread-safe.
+ * Public for the admin, recovery and interactive packages and Engine, as are the members they use.
  */
 public final class StoredOperations {
     private final TransactionManagerSettings settings;

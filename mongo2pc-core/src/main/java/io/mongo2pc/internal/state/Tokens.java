@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Tokens that mark one attempt of a write (an insert, a claim, a takeover), so that a retry after
  * a lost acknowledgement recognises its own write: unique, without a call to the (synchronized)
  * SecureRandom per transaction. Thread-safe.
+ * Public for the tworound and recovery packages and Engine, as are the members they use.
  */
 public final class Tokens {
     private final String prefix = UUID.randomUUID() + "-";

@@ -1,9 +1,5 @@
 package io.mongo2pc.internal.state;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.TwoRoundFields;
-import io.mongo2pc.internal.format.WriteInDoubtException;
-import io.mongo2pc.internal.wire.WriteCombiner;
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoServerException;
 import com.mongodb.client.MongoCollection;
@@ -15,6 +11,10 @@ import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
 import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.TwoRoundFields;
+import io.mongo2pc.internal.format.WriteInDoubtException;
+import io.mongo2pc.internal.wire.WriteCombiner;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
@@ -29,6 +29,7 @@ import java.util.List;
  * by {@link #transition}: a compare-and-set on the current state and on the owner's epoch,
  * stamping {@code lastModified} with the server's clock. A change that matches nothing means another process moved the
  * transaction or took it over. Thread-safe.
+ * Public for the admin, tutorial, tworound, reads and recovery packages and Engine, as are the members they use.
  */
 public final class TransactionStore {
     private final MongoCollection<Document> transactions;

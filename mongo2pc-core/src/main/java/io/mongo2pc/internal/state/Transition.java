@@ -1,8 +1,8 @@
 package io.mongo2pc.internal.state;
 
-import io.mongo2pc.spi.CrashPoint;
-import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.spi.CrashPoint;
 
 import java.util.EnumSet;
 import java.util.Locale;
@@ -21,6 +21,7 @@ import static io.mongo2pc.TransactionState.PENDING;
  * compare-and-set, {@link TransactionStore#transition}; nothing else writes a state. Each
  * state-to-state move is one of {@link TransactionState}'s allowed moves (checked when the class
  * loads). Immutable.
+ * Public for the tutorial, tworound, reads and recovery packages and Engine, as are the members they use.
  */
 public enum Transition {
     /** Claim: a worker takes a queued transaction as its first owner (epoch 1). */

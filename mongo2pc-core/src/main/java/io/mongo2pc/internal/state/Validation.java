@@ -1,13 +1,13 @@
 package io.mongo2pc.internal.state;
 
-import io.mongo2pc.internal.format.EntryName;
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.OperationCodec;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.Values;
+import io.mongo2pc.internal.format.EntryName;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.OperationCodec;
 import org.bson.Document;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.DocumentCodec;

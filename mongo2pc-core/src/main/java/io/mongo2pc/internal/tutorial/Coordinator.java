@@ -1,14 +1,14 @@
 package io.mongo2pc.internal.tutorial;
 
-import io.mongo2pc.internal.participants.Participants;
-import io.mongo2pc.internal.state.OwnedTransaction;
-import io.mongo2pc.internal.state.Transition;
 import com.mongodb.MongoException;
-import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionMetrics;
 import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.internal.participants.Participants;
+import io.mongo2pc.internal.state.OwnedTransaction;
+import io.mongo2pc.internal.state.Transition;
+import io.mongo2pc.spi.CrashPoint.Step;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,6 +18,7 @@ import static io.mongo2pc.TransactionState.APPLIED;
  * The drive loop: moves a transaction this process owns from its stored state to a terminal one,
  * each step a set of participant writes followed by one transition. Thread-safe: each caller
  * drives its own transaction.
+ * Public for the recovery package and Engine, as are the members they use.
  */
 public final class Coordinator {
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);

@@ -20,6 +20,7 @@ import java.util.function.Consumer;
  * Thread-safe. Internal: not part of mongo2pc's API.
  *
  * @param <T> one item of work
+ * Public for the tworound and reads packages, as are the members they use.
  */
 public final class Finisher<T> {
     private static final Logger log = LoggerFactory.getLogger(Finisher.class);

@@ -1,5 +1,13 @@
 package io.mongo2pc.internal.tutorial;
 
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionManagerSettings;
 import io.mongo2pc.internal.participants.IncrementWrites;
 import io.mongo2pc.internal.participants.Participants;
 import io.mongo2pc.internal.state.CrashPoints;
@@ -8,16 +16,8 @@ import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.state.Transition;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.Targets;
-import com.mongodb.MongoException;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.UpdateOneModel;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.DocumentRef;
-import io.mongo2pc.LeaseLostException;
-import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.spi.CrashPoint;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +32,7 @@ import java.util.Map;
  * After the commit point: releases a transaction's markers and moves it to {@code done}, in the
  * caller's thread ({@link #finish}) or, if configured, handed to one background thread that
  * finishes many transactions per request ({@link #offer}). Thread-safe.
+ * Public for the tworound package and Engine, as are the members they use.
  */
 public final class Finishing {
     private static final Logger log = LoggerFactory.getLogger(Finishing.class);

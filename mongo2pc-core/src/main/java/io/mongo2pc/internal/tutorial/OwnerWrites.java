@@ -1,5 +1,9 @@
 package io.mongo2pc.internal.tutorial;
 
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.TwoRoundFields;
 import io.mongo2pc.internal.participants.Participants;
@@ -10,12 +14,8 @@ import io.mongo2pc.internal.state.Transition;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.ServerClock;
 import io.mongo2pc.internal.wire.WriteCombiner;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.LeaseLostException;
-import io.mongo2pc.OutcomeUnknownException;
-import io.mongo2pc.TransactionManagerSettings;
-import io.mongo2pc.TransactionState;
+import io.mongo2pc.spi.CrashPoint;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -31,6 +31,7 @@ import java.util.function.Function;
  * server refused them past the owner's deadline) and its transitions (compare-and-set on state and
  * epoch). Every write is preceded and followed by its crash point. Thread-safe: each caller passes
  * the transaction it holds.
+ * Public for the tworound and recovery packages and Engine, as are the members they use.
  */
 public final class OwnerWrites {
     private final TransactionManagerSettings settings;

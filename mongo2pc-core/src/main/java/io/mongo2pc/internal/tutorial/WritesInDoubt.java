@@ -1,5 +1,9 @@
 package io.mongo2pc.internal.tutorial;
 
+import com.mongodb.MongoException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.RecoveryReport;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.participants.Participants;
 import io.mongo2pc.internal.state.LateCommit;
@@ -7,11 +11,7 @@ import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.ServerClock;
 import io.mongo2pc.internal.wire.Targets;
-import com.mongodb.MongoException;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.Operation;
-import io.mongo2pc.OutcomeUnknownException;
-import io.mongo2pc.RecoveryReport;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +42,7 @@ import java.util.function.Supplier;
  *       the transaction ended; a copy held longer still reads as never written and is removed by
  *       the next writer of its id.</li>
  * </ul>
+ * Public for the tworound and recovery packages and Engine, as are the members they use.
  */
 public final class WritesInDoubt {
     private static final Logger log = LoggerFactory.getLogger(WritesInDoubt.class);

@@ -1,13 +1,5 @@
 package io.mongo2pc.internal.tworound;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.format.TwoRoundFields;
-import io.mongo2pc.internal.state.LateCommit;
-import io.mongo2pc.internal.state.OwnedTransaction;
-import io.mongo2pc.internal.state.TransactionStore;
-import io.mongo2pc.internal.state.Transition;
-import io.mongo2pc.internal.wire.Retrier;
-import io.mongo2pc.internal.wire.WriteCombiner;
 import com.mongodb.MongoException;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.UpdateOptions;
@@ -16,6 +8,14 @@ import io.mongo2pc.Operation;
 import io.mongo2pc.OutcomeUnknownException;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.TwoRoundFields;
+import io.mongo2pc.internal.state.LateCommit;
+import io.mongo2pc.internal.state.OwnedTransaction;
+import io.mongo2pc.internal.state.TransactionStore;
+import io.mongo2pc.internal.state.Transition;
+import io.mongo2pc.internal.wire.Retrier;
+import io.mongo2pc.internal.wire.WriteCombiner;
 import io.mongo2pc.spi.CrashPoint.Phase;
 import org.bson.Document;
 
@@ -31,6 +31,7 @@ import java.util.function.BiFunction;
  * document. It counts as committed only if it ran before the owner's deadline ({@link LateCommit}):
  * the owner knows that without a read when its upper bound of the server's clock says so, else it
  * reads the document back. Thread-safe.
+ * Public for the interactive package, as are the members they use.
  */
 public final class CommitInsert {
     /** What the commit insert found. */

@@ -1,5 +1,8 @@
 package io.mongo2pc.internal.tworound;
 
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.Values;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.Ids;
@@ -7,9 +10,6 @@ import io.mongo2pc.internal.participants.Exclusive;
 import io.mongo2pc.internal.participants.Inserts;
 import io.mongo2pc.internal.participants.Participants;
 import io.mongo2pc.internal.participants.Priority;
-import io.mongo2pc.Operation;
-import io.mongo2pc.ReasonCode;
-import io.mongo2pc.Values;
 import org.bson.Document;
 
 import java.util.ArrayList;

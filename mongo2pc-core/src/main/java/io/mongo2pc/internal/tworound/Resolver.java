@@ -1,5 +1,12 @@
 package io.mongo2pc.internal.tworound;
 
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoServerException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.result.UpdateResult;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.Ids;
@@ -11,16 +18,9 @@ import io.mongo2pc.internal.participants.Participants;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.wire.ServerClock;
-import com.mongodb.ErrorCategory;
-import com.mongodb.MongoServerException;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.UpdateOptions;
-import com.mongodb.client.result.UpdateResult;
 import io.mongo2pc.spi.CrashHook;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.ReasonCode;
-import io.mongo2pc.TransactionState;
+import io.mongo2pc.spi.CrashPoint;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -40,6 +40,7 @@ import java.util.function.Supplier;
  * with another nonce: once the server's clock is past the entry's deadline plus the clock skew
  * allowed, no prepare of it can take effect any more: a tombstone (a canceled document, inserted
  * only if none exists) makes its late insert fail, then the entry is undone. Thread-safe.
+ * Public for the recovery and interactive packages and Engine, as are the members they use.
  */
 public final class Resolver {
     public static final String TOMBSTONE = "tombstone";

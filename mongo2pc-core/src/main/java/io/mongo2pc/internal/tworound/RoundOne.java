@@ -1,5 +1,12 @@
 package io.mongo2pc.internal.tworound;
 
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.Operation;
+import io.mongo2pc.OutcomeUnknownException;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.participants.Entries;
 import io.mongo2pc.internal.participants.Exclusive;
 import io.mongo2pc.internal.participants.Participants;
@@ -9,14 +16,7 @@ import io.mongo2pc.internal.state.OwnedTransaction;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.Targets;
 import io.mongo2pc.internal.wire.WriteCombiner;
-import com.mongodb.MongoException;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.DocumentRef;
-import io.mongo2pc.Operation;
-import io.mongo2pc.OutcomeUnknownException;
-import io.mongo2pc.TransactionState;
 import org.bson.Document;
 
 import java.time.Instant;

@@ -1,15 +1,15 @@
 package io.mongo2pc.internal.tworound;
 
-import io.mongo2pc.internal.format.Fields;
-import io.mongo2pc.internal.participants.Exclusive;
-import io.mongo2pc.internal.participants.Inserts;
-import io.mongo2pc.internal.wire.Targets;
 import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOptions;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.RecoveryReport;
+import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.participants.Exclusive;
+import io.mongo2pc.internal.participants.Inserts;
+import io.mongo2pc.internal.wire.Targets;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code <transactions>_participants}; a sweep reads the documents with markers in those
  * collections and resolves each ({@link Resolver}), at most once per {@code sweepPeriod} in a
  * process ({@link #due}). Thread-safe.
+ * Public for Engine, as are the members they use.
  */
 public final class Sweep {
     private static final Logger log = LoggerFactory.getLogger(Sweep.class);

@@ -1,5 +1,12 @@
 package io.mongo2pc.internal.tworound;
 
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.UpdateOptions;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.FailedOperations;
 import io.mongo2pc.internal.format.Fields;
@@ -11,14 +18,7 @@ import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.OwnedTransaction;
 import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.state.Transition;
-import com.mongodb.client.model.Projections;
-import com.mongodb.client.model.UpdateOneModel;
-import com.mongodb.client.model.UpdateOptions;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.LeaseLostException;
-import io.mongo2pc.Operation;
-import io.mongo2pc.ReasonCode;
-import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +45,7 @@ import static io.mongo2pc.TransactionState.PENDING;
  * compare-and-set; releases follow ({@link TwoRoundFinish}). Runs every kind of operation:
  * increments hold and mark ({@link Entries}), inserts, updates and deletes lock ({@link Exclusive}).
  * Also drives a two-round transaction taken over by recovery. Thread-safe.
+ * Public for the recovery and interactive packages and Engine, as are the members they use.
  */
 public final class TwoRound {
     private static final Logger log = LoggerFactory.getLogger(TwoRound.class);

@@ -1,5 +1,10 @@
 package io.mongo2pc.internal.tworound;
 
+import com.mongodb.client.model.Projections;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.TwoRoundFields;
 import io.mongo2pc.internal.participants.Participants;
@@ -7,11 +12,6 @@ import io.mongo2pc.internal.participants.Priority;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.OwnedTransaction;
 import io.mongo2pc.internal.state.Transition;
-import com.mongodb.client.model.Projections;
-import io.mongo2pc.LeaseLostException;
-import io.mongo2pc.Operation;
-import io.mongo2pc.ReasonCode;
-import io.mongo2pc.TransactionState;
 import org.bson.Document;
 
 import java.time.Instant;

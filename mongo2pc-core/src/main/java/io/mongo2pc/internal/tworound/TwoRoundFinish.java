@@ -1,5 +1,16 @@
 package io.mongo2pc.internal.tworound;
 
+import com.mongodb.MongoException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.DeleteOneModel;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.WriteModel;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.LeaseLostException;
+import io.mongo2pc.Operation;
+import io.mongo2pc.TransactionException;
+import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.OperationCodec;
 import io.mongo2pc.internal.participants.Entries;
@@ -11,19 +22,8 @@ import io.mongo2pc.internal.state.Transition;
 import io.mongo2pc.internal.tutorial.Finisher;
 import io.mongo2pc.internal.tutorial.Finishing;
 import io.mongo2pc.internal.wire.WriteCombiner;
-import com.mongodb.MongoException;
-import com.mongodb.client.MongoCollection;
-import com.mongodb.client.model.BulkWriteOptions;
-import com.mongodb.client.model.DeleteOneModel;
-import com.mongodb.client.model.UpdateOneModel;
-import com.mongodb.client.model.WriteModel;
-import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
-import io.mongo2pc.DocumentRef;
-import io.mongo2pc.LeaseLostException;
-import io.mongo2pc.Operation;
-import io.mongo2pc.TransactionException;
-import io.mongo2pc.TransactionOutcome;
+import io.mongo2pc.spi.CrashPoint;
 import org.bson.Document;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,6 +49,7 @@ import static io.mongo2pc.TransactionState.DONE;
  * {@code finishInBackground} the owner's caller returns at the commit point and a finisher thread
  * releases many transactions in one request per collection, their increments' entries and their
  * inserts', updates' and deletes' locks alike. Thread-safe.
+ * Public for the reads and interactive packages, as are the members they use.
  */
 public final class TwoRoundFinish {
     private static final Logger log = LoggerFactory.getLogger(TwoRoundFinish.class);

@@ -1,9 +1,9 @@
 package io.mongo2pc.internal.wire;
 
-import io.mongo2pc.internal.format.Fields;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
+import io.mongo2pc.internal.format.Fields;
 import org.bson.Document;
 
 import java.util.ArrayList;
@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * Documents read by {@code _id}, a few fields each: the reads that concurrent callers make in one
  * collection share requests (a {@link Batcher} per collection and fields, as writes share them in
  * a {@link WriteCombiner}). Thread-safe.
+ * Public for Engine, as are the members they use.
  */
 public final class DocumentsById {
     /** The most ids asked for in one request. */

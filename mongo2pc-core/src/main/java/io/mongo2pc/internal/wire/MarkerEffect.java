@@ -1,9 +1,9 @@
 package io.mongo2pc.internal.wire;
 
+import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.Ids;
-import com.mongodb.client.model.UpdateOneModel;
 import org.bson.Document;
 
 import java.util.List;

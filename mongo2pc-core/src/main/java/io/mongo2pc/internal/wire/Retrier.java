@@ -1,6 +1,5 @@
 package io.mongo2pc.internal.wire;
 
-import io.mongo2pc.internal.format.WriteInDoubtException;
 import com.mongodb.MongoClientException;
 import com.mongodb.MongoException;
 import com.mongodb.MongoNodeIsRecoveringException;
@@ -14,6 +13,7 @@ import com.mongodb.MongoWriteConcernException;
 import io.mongo2pc.OutcomeUnknownException;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.format.WriteInDoubtException;
 import io.mongo2pc.spi.Clock;
 
 import java.time.Duration;
@@ -25,6 +25,7 @@ import java.util.function.Supplier;
  * jitter, for at most {@code timeout}. Safe only because every step is idempotent: a write whose
  * acknowledgement was lost is recognised on the next try (by its marker or by its CAS having
  * already moved the state). Time is the manager's {@link Clock}. Thread-safe.
+ * Public for the participants, admin, tutorial, tworound, recovery and interactive packages and Engine, as are the members they use.
  */
 public final class Retrier {
     private static final long FIRST_BACKOFF_MS = 20;

@@ -1,9 +1,9 @@
 package io.mongo2pc.internal.wire;
 
-import io.mongo2pc.internal.format.Fields;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
+import io.mongo2pc.internal.format.Fields;
 import org.bson.Document;
 
 import java.time.Instant;
@@ -15,6 +15,7 @@ import java.util.Date;
  * application hosts: a stamp written with {@code $currentDate} is read back, which every
  * MongoDB-compatible server supports.
  * Thread-safe.
+ * Public for the admin, tutorial, tworound and recovery packages and Engine, as are the members they use.
  */
 public final class ServerClock {
     private static final String CLOCK_ID = "mongo2pc-clock";

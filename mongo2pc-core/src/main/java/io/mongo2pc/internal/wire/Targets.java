@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * The named MongoClients a transaction may reach, and collections on them with the configured
  * write and read concerns stated explicitly (never the client's defaults), and Documents written
  * by {@link DirectDocumentCodec}. Thread-safe.
+ * Public for the participants, state, tutorial, tworound and reads packages and Engine, as are the members they use.
  */
 public final class Targets {
     private record Key(String target, String database, String collection) { }

@@ -1,6 +1,5 @@
 package io.mongo2pc.internal.wire;
 
-import io.mongo2pc.internal.format.Fields;
 import com.mongodb.bulk.BulkWriteResult;
 import com.mongodb.bulk.BulkWriteUpsert;
 import com.mongodb.client.MongoCollection;
@@ -8,6 +7,7 @@ import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
+import io.mongo2pc.internal.format.Fields;
 import org.bson.Document;
 
 import java.util.ArrayList;
@@ -34,6 +34,7 @@ import java.util.Set;
  * read back in one request, and each such write whose marker shows it in effect is answered
  * "matched". The rest are "unknown", and their callers repeat them on their own path, which is
  * idempotent and says why a write did not match. A failed request is also "unknown". Thread-safe.
+ * Public for the participants, state, tutorial, tworound and interactive packages and Engine, as are the members they use.
  */
 public final class WriteCombiner {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WriteCombiner.class);

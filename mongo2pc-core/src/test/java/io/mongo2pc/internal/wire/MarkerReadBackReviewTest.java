@@ -1,8 +1,8 @@
 package io.mongo2pc.internal.wire;
 
-import io.mongo2pc.internal.format.EntryName;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOneModel;
+import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
