@@ -14,11 +14,11 @@ import java.util.List;
  * the driver reads; so the cursor holds the last page's millisecond and the ids already returned
  * within it, and the next page skips exactly those (an order inside one millisecond is never
  * assumed). Transactions never stamped come last; there the cursor counts how many were returned.
+ * Public for the API (io.mongo2pc), as are the members they use.
  *
  * @param millis   the millisecond of {@code lastModified} the last page ended in; null: it ended among the unstamped
  * @param seen     ids of that millisecond already returned
  * @param unstamped how many unstamped transactions were returned (when {@code millis} is null)
- * Public for the API (io.mongo2pc), as are the members they use.
  */
 public record ListCursor(Long millis, List<Object> seen, int unstamped) {
     private static final JsonWriterSettings JSON = JsonWriterSettings.builder().outputMode(JsonMode.EXTENDED).build();

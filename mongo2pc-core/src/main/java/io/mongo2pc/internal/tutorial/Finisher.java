@@ -18,9 +18,9 @@ import java.util.function.Consumer;
  * ahead of the thread by more than {@code capacity} items), until there is room or the finisher is
  * closed; a refused item stays the caller's to do. The thread starts with the first item.
  * Thread-safe. Internal: not part of mongo2pc's API.
+ * Public for the tworound and reads packages, as are the members they use.
  *
  * @param <T> one item of work
- * Public for the tworound and reads packages, as are the members they use.
  */
 public final class Finisher<T> {
     private static final Logger log = LoggerFactory.getLogger(Finisher.class);
