@@ -39,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * Findings of a review of {@code readCommitted(List)} (internal/ConsistentCut). Each test places
+ * Findings of a review of {@code readCommitted(List)} (internal/reads/ConsistentCut). Each test places
  * one interleaving exactly (a FaultProxy in front of the reader runs writers just before chosen
  * reads; a CrashHook stops or pauses a writer at a chosen write) and states what the guarantee
  * requires.
