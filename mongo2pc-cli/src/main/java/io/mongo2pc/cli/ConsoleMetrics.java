@@ -38,12 +38,19 @@ final class ConsoleMetrics {
     private static final class Bucket {
         long committed;
         long canceled;
+        /** Committed interactive transactions, the attempts they took in all, and the most one took. */
+        long interactive;
+        long attempts;
+        long attemptsMax;
         long maxMs = -1;
         final int[] bins = new int[120];
 
         void merge(Bucket other) {
             committed += other.committed;
             canceled += other.canceled;
+            interactive += other.interactive;
+            attempts += other.attempts;
+            attemptsMax = Math.max(attemptsMax, other.attemptsMax);
             maxMs = Math.max(maxMs, other.maxMs);
             for (int i = 0; i < bins.length; i++) {
                 bins[i] += other.bins[i];
@@ -147,6 +154,11 @@ final class ConsoleMetrics {
             return;
         }
         bucket.committed++;
+        if (tx.document().get("attempts") instanceof Number n && Boolean.TRUE.equals(tx.document().get("interactive"))) {
+            bucket.interactive++;
+            bucket.attempts += n.longValue();
+            bucket.attemptsMax = Math.max(bucket.attemptsMax, n.longValue());
+        }
         Instant startedAt = stamp(tx, "startedAt");
         if (startedAt != null && committedAt != null) {
             bucket.time(Math.max(0, Duration.between(startedAt, committedAt).toMillis()));
@@ -176,8 +188,10 @@ final class ConsoleMetrics {
 
     /**
      * {@code {"window","windowSeconds","bucketSeconds","historyFrom","periodSeconds","points":[{"at","committedPerSecond",
-     * "canceledPerSecond","latencyP50Ms","latencyMaxMs"}]}} over the last {@code window} up to {@code now}, in buckets of
-     * {@code step} (a multiple of 10 s); a bucket with nothing finished is a point of zeros and no latency.
+     * "canceledPerSecond","latencyP50Ms","latencyMaxMs"}],"interactive":{"committed","attemptsPerTransaction","attemptsMax"}}}
+     * over the last {@code window} up to {@code now}, in buckets of {@code step} (a multiple of 10 s); a bucket with
+     * nothing finished is a point of zeros and no latency. {@code interactive} sums the window's committed interactive
+     * transactions and the attempts their bodies took (more than one: a conflict ran the body again).
      */
     synchronized ObjectNode series(String name, Duration window, Duration step, Instant now, Duration period) {
         ObjectNode root = Json.object();
@@ -189,9 +203,11 @@ final class ConsoleMetrics {
         ArrayNode points = root.putArray("points");
         long stepSeconds = step.getSeconds();
         long end = Math.floorDiv(now.getEpochSecond(), stepSeconds) * stepSeconds;
+        Bucket whole = new Bucket();
         for (long start = end - window.getSeconds() + stepSeconds; start <= end; start += stepSeconds) {
             Bucket sum = new Bucket();
             buckets.subMap(start, start + stepSeconds).values().forEach(sum::merge);
+            whole.merge(sum);
             ObjectNode p = points.addObject();
             p.put("at", Instant.ofEpochSecond(start).toString());
             p.put("committedPerSecond", Math.round(sum.committed * 10.0 / stepSeconds) / 10.0);
@@ -201,6 +217,11 @@ final class ConsoleMetrics {
             p.put("latencyP50Ms", sum.medianMs());
             p.put("latencyMaxMs", sum.maxMs < 0 ? null : sum.maxMs);
         }
+        ObjectNode interactive = root.putObject("interactive");
+        interactive.put("committed", whole.interactive);
+        interactive.put("attemptsPerTransaction", whole.interactive == 0 ? null
+                : Math.round(whole.attempts * 100.0 / whole.interactive) / 100.0);
+        interactive.put("attemptsMax", whole.interactive == 0 ? null : whole.attemptsMax);
         return root;
     }
 }

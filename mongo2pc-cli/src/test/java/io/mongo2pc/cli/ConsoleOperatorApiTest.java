@@ -1,6 +1,11 @@
 package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionResult;
+import io.mongo2pc.bank.Bank;
+import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterEach;
@@ -111,6 +116,35 @@ class ConsoleOperatorApiTest {
         }
         assertThat(timed).as("a bucket with commits has their latency").isTrue();
         assertThat(console.get("/api/metrics?window=week").status()).isEqualTo(400);
+    }
+
+    @Test
+    void metrics_countInteractiveTransactions_andTheAttemptsTheirBodiesTook() {
+        try (TransactionManager tm = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "bodies")).build()) {
+            DocumentRef a = DocumentRef.of(mongo.database(), "accounts", "A");
+            TransactionResult<Long> once = tm.transact(ctx -> {
+                long balance = ((Number) ctx.get(a).orElseThrow().get("balance")).longValue();
+                ctx.update(a, new Document("$set", new Document("note", "once")));
+                return balance;
+            });
+            TransactionResult<Long> twice = tm.transact(ctx -> {
+                long balance = ((Number) ctx.get(a).orElseThrow().get("balance")).longValue();
+                if (ctx.attempt() == 1) {
+                    transfer("A", "B", "1"); // commits between this body's read and its write: a conflict
+                }
+                ctx.update(a, new Document("$set", new Document("note", "twice")));
+                return balance;
+            });
+            assertThat(once.attempts()).isEqualTo(1);
+            assertThat(twice.attempts()).isEqualTo(2);
+        }
+
+        console();
+        JsonNode hour = until("/api/metrics", m -> m.get("interactive").get("committed").asLong() == 2);
+
+        assertThat(hour.get("interactive").get("attemptsPerTransaction").asDouble()).isEqualTo(1.5);
+        assertThat(hour.get("interactive").get("attemptsMax").asLong()).isEqualTo(2);
+        assertThat(sum(hour, "committed")).isEqualTo(3); // the transfer too
     }
 
     @Test

@@ -53,6 +53,9 @@
       { key: 'canceledPerSecond', cls: 'canceled' }], windowSeconds);
     mongo2pcChart.draw($('chart-latency'), m.points, [{ key: 'latencyP50Ms', cls: 'p50' }, { key: 'latencyMaxMs', cls: 'max' }],
       windowSeconds);
+    var i = m.interactive;
+    $('interactive').textContent = i.committed === 0 ? '' : 'interactive transactions committed: ' + i.committed
+      + ', their bodies ran ' + i.attemptsPerTransaction + ' times each on average (most ' + i.attemptsMax + '; more than once: a conflict)';
     var from = m.historyFrom === null ? null : Date.parse(m.historyFrom);
     var start = Date.parse(m.points[0].at);
     $('history-from').textContent = from === null || from <= start ? 'read from the transactions collection'
