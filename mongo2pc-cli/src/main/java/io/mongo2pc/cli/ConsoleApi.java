@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.mongo2pc.CancelResult;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.Operation;
+import io.mongo2pc.PruneOptions;
+import io.mongo2pc.PruneResult;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionPage;
 import io.mongo2pc.TransactionQuery;
@@ -259,20 +261,25 @@ final class ConsoleApi {
     /**
      * Prunes finished transactions unchanged for {@code olderThan} (required) as {@code prune} does by
      * default (canceled ones kept, ids kept, an age below the longest lease plus the skew margin
-     * refused): {@code {"deleted"}}; logs who did it.
+     * refused), or with {@code dryRun} only counts them: {@code {"deleted","dryRun","done","canceledKept"}}
+     * ({@code deleted} 0 in a dry run; {@code done} what is, or would be, pruned; {@code canceledKept}
+     * the canceled ones as old, kept); logs who pruned.
      */
-    ObjectNode prune(String olderThan, String by) {
+    ObjectNode prune(String olderThan, boolean dryRun, String by) {
         if (olderThan == null || olderThan.isBlank()) {
             throw ConsoleError.badRequest("olderThan is required, e.g. /api/prune?olderThan=7d");
         }
-        long deleted;
+        PruneResult result;
         try {
-            deleted = manager().prune(duration("olderThan", olderThan));
+            result = manager().prune(duration("olderThan", olderThan), PruneOptions.builder().dryRun(dryRun).build());
         } catch (InvalidTransactionException e) {
             throw ConsoleError.badRequest(e.getMessage());
         }
-        log.info("prune of finished transactions older than {} by {}: {} deleted", olderThan, by, deleted);
-        return Json.object().put("deleted", deleted);
+        if (!dryRun) {
+            log.info("prune of finished transactions older than {} by {}: {} deleted", olderThan, by, result.pruned());
+        }
+        return Json.object().put("deleted", dryRun ? 0 : result.pruned()).put("dryRun", dryRun).put("done", result.done())
+                .put("canceledKept", result.canceledKept());
     }
 
     /** The transaction typed as {@code text}, tried as an ObjectId, a string and a number as the CLI does. */

@@ -158,7 +158,11 @@ final class ConsoleServer implements AutoCloseable {
                 case "owners" -> { return get(method, api::owners); }
                 case "transactions" -> { return get(method, () -> api.transactions(params)); }
                 case "recover" -> { return post(request, () -> api.recover(param.apply("olderThan"), who)); }
-                case "prune" -> { return post(request, () -> api.prune(param.apply("olderThan"), who)); }
+                case "prune" -> {
+                    // GET counts what a prune would do (nothing written); POST prunes.
+                    return method.equals("GET") ? get(method, () -> api.prune(param.apply("olderThan"), true, who))
+                            : post(request, () -> api.prune(param.apply("olderThan"), false, who));
+                }
                 default -> { }
             }
         }

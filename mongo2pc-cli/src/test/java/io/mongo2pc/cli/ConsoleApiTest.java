@@ -1,6 +1,7 @@
 package io.mongo2pc.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.mongodb.client.MongoCollection;
 import io.mongo2pc.embedded.EmbeddedServer;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
@@ -21,7 +22,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.Iterator;
 import java.util.List;
 
@@ -201,6 +204,32 @@ class ConsoleApiTest {
         assertThat(mongo.client().getDatabase(mongo.database()).getCollection("transactions")
                 .countDocuments(new Document("pruned", new Document("$exists", true)))).as("nothing pruned").isZero();
         mongo.invariants().expectTotal(mongo.database(), 2000);
+    }
+
+    @Test
+    void prune_getCountsWhatAPruneWouldDo_withoutWriting_thenPostPrunesThatMany() {
+        transfer("1");
+        assertThat(cli.run("transfer", "A", "B", "5000").exitCode()).as("refused: insufficient funds").isEqualTo(3);
+        MongoCollection<Document> transactions = mongo.client().getDatabase(mongo.database()).getCollection("transactions");
+        // an hour passes for both
+        transactions.updateMany(new Document(), new Document("$set",
+                new Document("lastModified", Date.from(Instant.now().minus(Duration.ofHours(1))))));
+        console();
+        Document stub = new Document("pruned", new Document("$exists", true));
+
+        ConsoleFixture.Reply would = console.get("/api/prune?olderThan=30m");
+
+        assertThat(would.status()).as(would.body()).isEqualTo(200);
+        assertThat(would.json().get("dryRun").asBoolean()).isTrue();
+        assertThat(would.json().get("done").asInt()).isEqualTo(1);
+        assertThat(would.json().get("canceledKept").asInt()).isEqualTo(1);
+        assertThat(would.json().get("deleted").asInt()).isZero();
+        assertThat(transactions.countDocuments(stub)).as("nothing pruned by the count").isZero();
+        ConsoleFixture.Reply pruned = console.post("/api/prune?olderThan=30m");
+        assertThat(pruned.json().get("deleted").asInt()).isEqualTo(1);
+        assertThat(pruned.json().get("dryRun").asBoolean()).isFalse();
+        assertThat(transactions.countDocuments(stub)).isEqualTo(1);
+        assertError(console.get("/api/prune?olderThan=0s"), 400, "BAD_REQUEST");
     }
 
     @Test

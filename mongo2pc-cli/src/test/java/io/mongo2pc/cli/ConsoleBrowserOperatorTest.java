@@ -16,7 +16,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -190,6 +192,26 @@ class ConsoleBrowserOperatorTest extends ConsoleBrowserBase {
         page.waitForTextIn(By.id("detail-actions"), "cancel by alice at ");
         page.waitForRow(queued, "canceled", "CANCELED_BY_OPERATOR");
         page.screenshot(SCREENSHOTS.resolve("canceled-by-alice.png"));
+    }
+
+    @Test
+    void prune_inThePage_asksWithTheCountOfWhatItWouldPrune_thenPrunesThatMany() throws Exception {
+        assertThat(cli.run("transfer", "a1", "a2", "1").exitCode()).isZero();
+        assertThat(cli.run("transfer", "a1", "a2", String.valueOf(OPENING * 10)).exitCode()).as("refused: insufficient funds").isEqualTo(3);
+        mongo.client().getDatabase(mongo.database()).getCollection("transactions").updateMany(new Document(),
+                new Document("$set", new Document("lastModified", Date.from(Instant.now().minus(Duration.ofHours(1)))))); // an hour passes
+        open();
+
+        browser.findElement(By.id("prune-older-than")).clear();
+        browser.findElement(By.id("prune-older-than")).sendKeys("30m");
+        browser.findElement(By.id("action-prune")).click();
+        page.waitForTextIn(By.id("confirm-text"), "Prune 1 done transaction(s) unchanged for 30m?");
+        assertThat(browser.findElement(By.id("confirm-text")).getText()).contains("1 canceled one(s) as old are kept");
+        assertThat(mongo.client().getDatabase(mongo.database()).getCollection("transactions")
+                .countDocuments(new Document("pruned", new Document("$exists", true)))).as("nothing pruned before the answer").isZero();
+        page.confirm(true);
+
+        page.waitForTextIn(By.id("action-result"), "pruned 1 done transaction(s) older than 30m");
     }
 
     /** A transfer whose owner (lease 1 s) died after its first prepare: stale a second later; its id. */

@@ -222,9 +222,15 @@
     });
     $('action-prune').addEventListener('click', function () {
       var older = $('prune-older-than').value.trim();
-      act('Delete every done and canceled transaction unchanged for ' + older + '? They cannot be inspected afterwards.',
-        'POST', '/api/prune?olderThan=' + encodeURIComponent(older),
-        function (r) { return 'pruned ' + r.deleted + ' finished transaction(s) older than ' + older; });
+      var path = '/api/prune?olderThan=' + encodeURIComponent(older);
+      // First what it would do (nothing written), then the question with that count.
+      api('GET', path).then(function (would) {
+        if (would.done === 0) { result('nothing to prune: no done transaction unchanged for ' + older); return; }
+        act('Prune ' + would.done + ' done transaction(s) unchanged for ' + older + '? Each leaves only its id and outcome'
+          + ' (so its id still runs at most once); its operations cannot be inspected afterwards. '
+          + would.canceledKept + ' canceled one(s) as old are kept (the CLI prunes them with --include-canceled).',
+          'POST', path, function (r) { return 'pruned ' + r.deleted + ' done transaction(s) older than ' + older; });
+      }).catch(function (e) { result(e.message + (e.code ? ' (' + e.code + ')' : ''), true); });
     });
     $('token-form').addEventListener('submit', function (e) {
       e.preventDefault();
