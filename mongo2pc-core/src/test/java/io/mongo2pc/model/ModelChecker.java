@@ -102,7 +102,7 @@ final class ModelChecker<S> {
         ArrayDeque<Integer> queue = new ArrayDeque<>();
         ArrayDeque<S> frontier = new ArrayDeque<>();
         for (S init : model.initialStates()) {
-            int id = add(init, -1);
+            int id = add(init, model.key(init), -1);
             String bad = model.violation(init);
             if (bad != null) {
                 return failure(bad, id, 0);
@@ -126,7 +126,7 @@ final class ModelChecker<S> {
                 String key = model.key(step.next());
                 Integer known = ids.get(key);
                 if (known == null) {
-                    known = add(step.next(), id);
+                    known = add(step.next(), key, id);
                     String bad = model.violation(step.next());
                     if (bad != null) {
                         return failure(bad, known, transitions);
@@ -184,9 +184,9 @@ final class ModelChecker<S> {
         return new Outcome(n, transitions, finished.cardinality(), null, List.of(), reached);
     }
 
-    private int add(S s, int from) {
+    /** Records {@code s} (whose key is {@code key}, computed once by the caller) as reached from {@code from}. */
+    private int add(S s, String key, int from) {
         int id = keys.size();
-        String key = model.key(s);
         keys.add(key);
         ids.put(key, id);
         if (model.finished(s)) {

@@ -312,7 +312,7 @@ final class TwoRoundState {
     }
 
     String key() {
-        StringBuilder b = new StringBuilder(64);
+        StringBuilder b = new StringBuilder(256); // a key is about 150 characters: no regrowing
         for (int t = 0; t < doc.length; t++) {
             b.append((char) (doc[t] == null ? 7 : doc[t].ordinal())).append(tomb[t] ? 't' : '-').append(late[t] ? 'l' : '-')
                     .append((char) epoch[t]).append((char) age[t]).append((char) (owner[t] + 1)).append((char) (until[t] + 8))
