@@ -14,6 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -34,8 +35,8 @@ class TwoRoundExclusiveLateCopyTest {
 
     private static final Duration LEASE = Duration.ofSeconds(1);
     private static final Duration SKEW = Duration.ofMillis(100);
-    /** How long the network holds the copy: past the owner's deadline, its wait and its commit or cancel. */
-    private static final long HOLD_MS = 5 * LEASE.toMillis();
+    /** How long the network holds the copy at most; it lets it go once the transaction has ended (its commit or cancel). */
+    private static final long HOLD_MAX_MS = 30_000;
 
     private MongoCollection<Document> docs;
     private DocumentRef order;
@@ -76,9 +77,9 @@ class TwoRoundExclusiveLateCopyTest {
     private static final Predicate<String> INSERT = text -> text.contains("\u0000created\u0000") && text.contains("_m2pc.at");
 
     /**
-     * Runs {@code ops} through a proxy that holds the first request {@code held} accepts for
-     * {@link #HOLD_MS}; returns once the server has answered {@code copies} such requests (the late
-     * copy among them).
+     * Runs {@code ops} through a proxy that holds the first request {@code held} accepts until the
+     * transaction has ended (past the owner's deadline, its wait and its commit or cancel); returns
+     * once the server has answered {@code copies} such requests (the late copy among them).
      */
     private TransactionOutcome runWithLateCopy(List<Operation> ops, Predicate<String> held, int copies) throws Exception {
         return runWithLateCopy(ops, held, copies, () -> { });
@@ -92,11 +93,17 @@ class TwoRoundExclusiveLateCopyTest {
                      .applyConnectionString(new ConnectionString(proxy.uri()))
                      .applyToSocketSettings(s -> s.readTimeout(300, TimeUnit.MILLISECONDS))
                      .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
+            CountDownLatch ended = new CountDownLatch(1);
             proxy.countAnswers(held);
-            proxy.runBefore(held, () -> sleep(HOLD_MS));
-            TransactionOutcome outcome = manager(viaProxy).run(ops);
-            assertThat(proxy.answered.get()).as("the held copy was still on its way when the transaction ended").isLessThan(copies);
-            meanwhile.run();
+            proxy.runBefore(held, () -> await(ended, HOLD_MAX_MS));
+            TransactionOutcome outcome;
+            try {
+                outcome = manager(viaProxy).run(ops);
+                assertThat(proxy.answered.get()).as("the held copy was still on its way when the transaction ended").isLessThan(copies);
+                meanwhile.run();
+            } finally {
+                ended.countDown();
+            }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (proxy.answered.get() < copies && System.nanoTime() < deadline) {
                 sleep(20);
@@ -187,6 +194,14 @@ class TwoRoundExclusiveLateCopyTest {
         assertThat(stored("created")).as("removed by the sweep").isNull();
         assertThat(stored("gone")).containsEntry("note", "delete me").doesNotContainKey("_m2pc");
         assertThat(stored("order")).containsEntry("paid", 0L).doesNotContainKey("_m2pc");
+    }
+
+    private static void await(CountDownLatch latch, long millis) {
+        try {
+            latch.await(millis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void sleep(long millis) {
