@@ -92,22 +92,62 @@ final class InteractiveWrites {
 
     /** An update: taken and changed in one write, if the document is as read. */
     Prepared takeAndChange(Attempt a, int index, DocumentRef ref, CommittedImage read, Document after) {
+        return asReadWrite(a, index, ref, read, takeAndChangeWrite(a, ref, read, after));
+    }
+
+    /** The write of {@link #takeAndChange}. */
+    UpdateOneModel<Document> takeAndChangeWrite(Attempt a, DocumentRef ref, CommittedImage read, Document after) {
         Document update = diff(read.content(), after);
         Document set = update.get("$set", Document.class);
         set.put(Versions.FIELD, read.version() + 1);
         set.put(Fields.LOCK, lock(a, "update").append(Exclusive.UNDO, undoImage(read.content(), read.version())));
-        return asReadWrite(a, index, ref, read, new UpdateOneModel<>(asRead(a, ref, read.version()), update));
+        return new UpdateOneModel<>(asRead(a, ref, read.version()), update);
     }
 
     /** A delete: the document taken for it, if as read (its release deletes it). */
     Prepared takeForDelete(Attempt a, int index, DocumentRef ref, CommittedImage read) {
-        Document update = new Document("$set", new Document(Fields.LOCK, lock(a, "delete")));
-        return asReadWrite(a, index, ref, read, new UpdateOneModel<>(asRead(a, ref, read.version()), update));
+        return asReadWrite(a, index, ref, read, takeForDeleteWrite(a, ref, read));
+    }
+
+    /** The write of {@link #takeForDelete}. */
+    UpdateOneModel<Document> takeForDeleteWrite(Attempt a, DocumentRef ref, CommittedImage read) {
+        return new UpdateOneModel<>(asRead(a, ref, read.version()), new Document("$set", new Document(Fields.LOCK, lock(a, "delete"))));
     }
 
     private Prepared asReadWrite(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write) {
-        return answered(a, Step.APPLY, index, ref, () -> {
-            WriteCombiner.Answer answer = c.targets().combiner(ref).answer(write);
+        c.crashPoints().before(Step.APPLY, index, a.id());
+        return settled(a, index, ref, read, write, null);
+    }
+
+    /**
+     * Several takes of documents as read in one collection ({@link #takeAndChangeWrite},
+     * {@link #takeForDeleteWrite}), sent by the calling thread in one request: each write is the one
+     * {@link #takeAndChange} or {@link #takeForDelete} sends, between the same crash points, and a
+     * write the request does not show in effect is settled on its own as they settle it. The answers
+     * in order; throws what a crash point or a lasting error throws (then every write is in doubt).
+     */
+    Prepared[] takeAll(Attempt a, int[] indexes, List<DocumentRef> refs, List<CommittedImage> reads, List<UpdateOneModel<Document>> writes) {
+        for (int index : indexes) {
+            c.crashPoints().before(Step.APPLY, index, a.id());
+        }
+        WriteCombiner.Answer[] answers = c.targets().combiner(refs.get(0)).answers(writes);
+        Prepared[] prepared = new Prepared[writes.size()];
+        for (int i = 0; i < prepared.length; i++) {
+            prepared[i] = settled(a, indexes[i], refs.get(i), reads.get(i), writes.get(i), answers[i]);
+        }
+        return prepared;
+    }
+
+    /**
+     * A take as read after its crash point before: {@code sent} the answer of its first sending, if
+     * it was sent with others (null: sent here); sent again on its own when retried.
+     */
+    private Prepared settled(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write,
+                             WriteCombiner.Answer sent) {
+        WriteCombiner.Answer[] first = {sent};
+        return afterBefore(a, Step.APPLY, index, ref, () -> {
+            WriteCombiner.Answer answer = first[0] != null ? first[0] : c.targets().combiner(ref).answer(write);
+            first[0] = null;
             if (answer == WriteCombiner.Answer.IN_DOUBT) {
                 return Prepared.IN_DOUBT;
             }
@@ -123,6 +163,11 @@ final class InteractiveWrites {
      */
     private Prepared answered(Attempt a, Step step, int index, DocumentRef ref, Supplier<Prepared> write) {
         c.crashPoints().before(step, index, a.id());
+        return afterBefore(a, step, index, ref, write);
+    }
+
+    /** {@link #answered} past its crash point before. */
+    private Prepared afterBefore(Attempt a, Step step, int index, DocumentRef ref, Supplier<Prepared> write) {
         return c.retrier().call(step.name().toLowerCase(java.util.Locale.ROOT), a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
             try {
                 return c.crashPoints().after(write.get(), step, index, a.id());

@@ -223,6 +223,22 @@ public final class TwoRoundAccess {
         return writes.takeForDelete(a, index, ref, read);
     }
 
+    /** The takes of {@code entries}, documents as read of one collection, written or deleted, in one request (see {@link InteractiveWrites#takeAll}). */
+    Prepared[] takeAll(Attempt a, List<Entry> entries) {
+        int[] indexes = new int[entries.size()];
+        List<DocumentRef> refs = new ArrayList<>(entries.size());
+        List<CommittedImage> reads = new ArrayList<>(entries.size());
+        List<com.mongodb.client.model.UpdateOneModel<Document>> takes = new ArrayList<>(entries.size());
+        for (int i = 0; i < indexes.length; i++) {
+            Entry e = entries.get(i);
+            indexes[i] = e.index;
+            refs.add(e.ref);
+            reads.add(e.read);
+            takes.add(e.current == null ? writes.takeForDeleteWrite(a, e.ref, e.read) : writes.takeAndChangeWrite(a, e.ref, e.read, e.current));
+        }
+        return writes.takeAll(a, indexes, refs, reads, takes);
+    }
+
     public Prepared insert(Attempt a, int index, DocumentRef ref, Document content) {
         return writes.insert(a, index, ref, content);
     }
