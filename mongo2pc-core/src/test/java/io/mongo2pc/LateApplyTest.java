@@ -11,6 +11,7 @@ import org.bson.Document;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Tag;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * while the marker is there (and changes nothing) or is refused by the deadline. The same under the
  * two-round commit, where the held request carries round 1's prepares.
  */
+@Tag("slow")
 class LateApplyTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

@@ -5,6 +5,7 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,6 +29,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * give up with a {@link TransactionException} at its deadline when the documents never hold still,
  * and it must not need them to hold still when what changed them is known.
  */
+@Tag("slow")
 class ReadCommittedCutTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

@@ -5,6 +5,7 @@ import io.mongo2pc.testing.CommittedHistory;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,6 +28,7 @@ import static org.assertj.core.api.SoftAssertions.assertSoftly;
  * that committed transactions wrote, at one moment of the read ({@link CommittedHistory}), and no
  * writer may be told anything but its outcome. Runs {@code -Dm2pc.history.seconds} (default 20).
  */
+@Tag("slow")
 class ReadCommittedHistoryTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

@@ -8,6 +8,7 @@ import com.mongodb.client.MongoCollection;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -26,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * document (duplicate key) or, after a cancel, writes a document that reads as never written and
  * that recovery's sweep removes.
  */
+@Tag("slow")
 class TwoRoundExclusiveLateCopyTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

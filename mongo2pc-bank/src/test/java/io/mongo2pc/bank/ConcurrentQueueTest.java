@@ -9,6 +9,7 @@ import io.mongo2pc.testing.LibraryFields;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -37,6 +38,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * balances are exactly the replay of the transfers that ended {@code done}. Many threads
  * transferring directly between a few hot accounts never overdraw one and conserve the total.
  */
+@Tag("slow")
 class ConcurrentQueueTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

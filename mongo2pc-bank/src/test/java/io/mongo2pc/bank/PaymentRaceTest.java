@@ -8,6 +8,7 @@ import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * other payer is canceled because the order is paid (its guard fails on the committed order, or the
  * payment's document exists), never because of another payer's hold that was not committed.
  */
+@Tag("slow")
 class PaymentRaceTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

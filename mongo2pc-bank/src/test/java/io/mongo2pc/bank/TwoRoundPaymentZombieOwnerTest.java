@@ -4,6 +4,7 @@ import com.mongodb.client.MongoDatabase;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionOutcome;
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 
 import java.time.Duration;
 import java.util.List;
@@ -14,6 +15,7 @@ import java.util.List;
  * finishes or cancels the payment, changes nothing when it resumes: its takes and its insert fail
  * their deadline, its state changes their epoch, its releases find no lock.
  */
+@Tag("slow")
 class TwoRoundPaymentZombieOwnerTest extends TwoRoundZombieOwnerTest {
     /** Three prepares and three releases: a lease the loaded machine meets, or the run cancels before the point it pauses at. */
     @Override

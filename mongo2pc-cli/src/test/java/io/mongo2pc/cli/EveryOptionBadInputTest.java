@@ -2,6 +2,7 @@ package io.mongo2pc.cli;
 
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * refusal in the user's words ({@link JavaLeaks}), and nothing is written. Every {@code --help}
  * is read the same way.
  */
+@Tag("slow")
 class EveryOptionBadInputTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

@@ -7,6 +7,7 @@ import io.mongo2pc.testing.LateInsertCopies;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -18,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * committed state only, names the document as a leftover (what, where, which transaction), and
  * {@code recover} removes it and says so.
  */
+@Tag("slow")
 class PhantomMoneyCommandsTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

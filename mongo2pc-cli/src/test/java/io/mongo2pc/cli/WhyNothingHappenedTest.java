@@ -6,6 +6,7 @@ import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -18,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * {@code recover} and {@code worker --drain} say why they left what they left: the owner's own
  * lease (not this process's --lease) and when it runs out, what --older-than kept out, what is queued.
  */
+@Tag("slow")
 class WhyNothingHappenedTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

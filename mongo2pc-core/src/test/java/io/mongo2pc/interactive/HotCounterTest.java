@@ -7,6 +7,7 @@ import io.mongo2pc.TransactionResult;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * 200 times each: no update is lost, and every transaction finishes, the ones that lose conflicts
  * gaining priority by their first attempt's time (wait-die). The attempts are printed.
  */
+@Tag("slow")
 class HotCounterTest {
     private static final int THREADS = 16;
     private static final int EACH = 200;

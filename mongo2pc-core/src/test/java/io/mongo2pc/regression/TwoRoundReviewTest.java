@@ -17,6 +17,7 @@ import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Findings of an adversarial review of the two-round commit, each a test that shows the money
  * going wrong: transactions of the tutorial's rules and of the two-round rules meeting on one id.
  */
+@Tag("slow")
 class TwoRoundReviewTest {
     @RegisterExtension
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();

@@ -10,6 +10,7 @@ import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Updates;
 import org.bson.Document;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code n} means exactly {@code w-0..w-(n-1)} exist, plus at most {@code w-n} (inserted, its
  * increment lost), and nothing beyond.
  */
+@Tag("slow")
 class CrashRecoveryTest {
 
     private static final int WRITERS = 4;

@@ -9,6 +9,7 @@ import com.mongodb.client.model.ReturnDocument;
 import com.mongodb.client.model.Updates;
 import org.bson.Document;
 import org.bson.conversions.Bson;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -22,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * must hardly depend on the collection size. A coarse functional check with generous margins
  * (a scan is about 600 times slower at 100,000 documents); precise numbers are in BENCHMARKS.md.
  */
+@Tag("slow")
 class IdLookupTest {
 
     @Test
