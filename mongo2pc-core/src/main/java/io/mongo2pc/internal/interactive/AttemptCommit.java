@@ -128,9 +128,10 @@ final class AttemptCommit {
         for (int i = answers.size(); i < changed.size(); i++) {
             Entry e = changed.get(i);
             Supplier<Prepared> write = () -> write(e);
-            answers.add(i == changed.size() - 1 ? CompletableFuture.completedFuture(call(write))
-                    : CompletableFuture.supplyAsync(() -> call(write), SENDERS));
+            answers.add(i == changed.size() - 1 ? inThisThread(write) : CompletableFuture.supplyAsync(() -> call(write), SENDERS));
         }
+        // Every answer is awaited, the failed ones too: what the others did is known (and undone by the
+        // nonce if need be) before a failure leaves round 1, and none of them is still on its way.
         Prepared refused = null;
         Lost lost = null;
         RuntimeException failed = null;
@@ -181,6 +182,15 @@ final class AttemptCommit {
 
     private static Prepared call(Supplier<Prepared> write) {
         return write.get();
+    }
+
+    /** The last write, sent by the caller's thread; its failure is an answer, as a sender thread's is. */
+    private static CompletableFuture<Prepared> inThisThread(Supplier<Prepared> write) {
+        try {
+            return CompletableFuture.completedFuture(call(write));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /** The write of a changed document: one take (optimistic), or the change of what it took (pessimistic). */
