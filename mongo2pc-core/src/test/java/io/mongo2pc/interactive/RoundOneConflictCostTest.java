@@ -74,7 +74,7 @@ class RoundOneConflictCostTest {
         // Then the first attempt's round 1 held its takes for a few round trips, not one per document
         long heldMs = (undoStart.get() - roundOneStart.get()) / 1_000_000;
         System.out.println("round 1 of the conflicting attempt until its undo: " + heldMs + " ms");
-        assertThat(heldMs).as("round 1 to undo, ms").isLessThan(10 * LATENCY_MS);
+        assertThat(heldMs).as("round 1 to undo, ms").isLessThan(20 * LATENCY_MS);
     }
 
     private static void sleep(long millis) {
