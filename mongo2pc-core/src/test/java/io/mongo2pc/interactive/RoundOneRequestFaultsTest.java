@@ -146,6 +146,30 @@ class RoundOneRequestFaultsTest {
         mongo.invariants().expectTotal(mongo.database(), 100L);
     }
 
+    @Test
+    void closeAccount_deleteAndCreditInOneRequest_destinationChangedAfterRead_deleteTakeUndone_nextAttemptCommits() {
+        TransactionManager other = TestManagers.builder(mongo.client(), mongo.database(), "other").finishInBackground(false).build();
+        java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
+        try (other) {
+            TransactionResult<Boolean> result = manager(mongo.client(), "close").transact(ctx -> {
+                List<Optional<Document>> both = ctx.getAll(List.of(a, b));
+                if (first.getAndSet(false)) {
+                    credit(other, 5L);
+                }
+                ctx.delete(a);
+                ctx.update(b, new Document("$set", new Document("balance",
+                        both.get(1).orElseThrow().getLong("balance") + both.get(0).orElseThrow().getLong("balance"))));
+                return true;
+            });
+            assertThat(result.outcome().state()).isEqualTo(TransactionState.DONE);
+            assertThat(result.attempts()).isEqualTo(2);
+        }
+        assertThat(accounts.find(new Document("_id", "A")).first()).isNull();
+        assertThat(balance("B")).isEqualTo(105L);
+        assertThat(accounts.find(new Document("_m2pc", new Document("$exists", true))).first()).isNull();
+        mongo.invariants().expectTotal(mongo.database(), 105L);
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);
