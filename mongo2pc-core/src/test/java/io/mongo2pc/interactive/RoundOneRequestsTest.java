@@ -91,8 +91,8 @@ class RoundOneRequestsTest {
             assertThat(result.outcome().isCommitted()).isTrue();
             assertThat(result.attempts()).isEqualTo(2);
             // (the second attempt, pessimistic, takes each document as it reads it: no take as read)
-            assertThat(takeRequests).as("take statements per update request: both at once, then each not shown in effect"
-                    + " sent again on its own (A: found taken by this attempt; B: found changed)").containsExactly(2, 1, 1);
+            assertThat(takeRequests).as("take statements per update request: both at once, then none sent again (their"
+                    + " documents read back: A taken by this attempt, B changed)").containsExactly(2);
         }
         assertThat(balance("A")).isEqualTo(70L);
         assertThat(balance("B")).isEqualTo(35L);

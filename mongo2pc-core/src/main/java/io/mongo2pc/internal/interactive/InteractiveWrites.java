@@ -23,15 +23,22 @@ import io.mongo2pc.internal.participants.LockedWrites;
 import io.mongo2pc.internal.participants.Participants;
 import io.mongo2pc.internal.participants.Priority;
 import io.mongo2pc.internal.reads.CommittedReader;
+import io.mongo2pc.internal.reads.ConsistentCut;
 import io.mongo2pc.internal.tworound.TwoRoundContext;
 import io.mongo2pc.internal.wire.Retrier;
 import io.mongo2pc.internal.wire.WriteCombiner;
 import io.mongo2pc.spi.CrashPoint.Step;
 import org.bson.Document;
 
+import java.util.ArrayList;
 import java.util.Date;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -44,9 +51,11 @@ import java.util.function.Supplier;
  */
 final class InteractiveWrites {
     private final TwoRoundContext c;
+    private final ConsistentCut cut;
 
-    InteractiveWrites(TwoRoundContext c) {
+    InteractiveWrites(TwoRoundContext c, ConsistentCut cut) {
         this.c = c;
+        this.cut = cut;
     }
 
     /** The lock an attempt writes: a two-round lock with the attempt's priority. */
@@ -116,45 +125,92 @@ final class InteractiveWrites {
 
     private Prepared asReadWrite(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write) {
         c.crashPoints().before(Step.APPLY, index, a.id());
-        return settled(a, index, ref, read, write, null);
+        return settled(a, index, ref, read, write, known(c.targets().combiner(ref).answer(write)));
     }
 
     /**
      * Several takes of documents as read in one collection ({@link #takeAndChangeWrite},
      * {@link #takeForDeleteWrite}), sent by the calling thread in one request: each write is the one
-     * {@link #takeAndChange} or {@link #takeForDelete} sends, between the same crash points, and a
-     * write the request does not show in effect is settled on its own as they settle it. The answers
-     * in order; throws what a crash point or a lasting error throws (then every write is in doubt).
+     * {@link #takeAndChange} or {@link #takeForDelete} sends, between the same crash points. When the
+     * request's answer does not say which took effect (one matched nothing, or the server refused
+     * one), the documents are read back in one request: a take whose document carries this
+     * attempt's lock is in effect, another is told why not from what its document shows; only a take
+     * whose document shows neither (still as read) is settled on its own, as they settle it. The
+     * answers in order; throws what a crash point or a lasting error throws (then every write is in doubt).
      */
     Prepared[] takeAll(Attempt a, int[] indexes, List<DocumentRef> refs, List<CommittedImage> reads, List<UpdateOneModel<Document>> writes) {
         for (int index : indexes) {
             c.crashPoints().before(Step.APPLY, index, a.id());
         }
         WriteCombiner.Answer[] answers = c.targets().combiner(refs.get(0)).answers(writes);
+        Prepared[] known = new Prepared[writes.size()];
+        for (int i = 0; i < known.length; i++) {
+            known[i] = known(answers[i]);
+        }
+        readBack(a, refs, reads, known);
         Prepared[] prepared = new Prepared[writes.size()];
         for (int i = 0; i < prepared.length; i++) {
-            prepared[i] = settled(a, indexes[i], refs.get(i), reads.get(i), writes.get(i), answers[i]);
+            prepared[i] = settled(a, indexes[i], refs.get(i), reads.get(i), writes.get(i), known[i]);
         }
         return prepared;
     }
 
+    /** What an answer of the combiner says of a take: in effect, in doubt, or null when not known. */
+    private static Prepared known(WriteCombiner.Answer answer) {
+        return switch (answer) {
+            case MATCHED -> Prepared.IN_EFFECT;
+            case IN_DOUBT -> Prepared.IN_DOUBT;
+            case NOT_KNOWN -> null;
+        };
+    }
+
     /**
-     * A take as read after its crash point before: {@code sent} the answer of its first sending, if
-     * it was sent with others (null: sent here); sent again on its own when retried.
+     * Settles the takes of {@code known} not known yet (null) from their documents, read in one
+     * request (with, in one more, the transactions whose locks are on them): in effect or why not
+     * ({@link #shown}). A take its document does not settle stays null; all do when the read fails.
      */
-    private Prepared settled(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write,
-                             WriteCombiner.Answer sent) {
-        WriteCombiner.Answer[] first = {sent};
-        return afterBefore(a, Step.APPLY, index, ref, () -> {
-            WriteCombiner.Answer answer = first[0] != null ? first[0] : c.targets().combiner(ref).answer(write);
-            first[0] = null;
-            if (answer == WriteCombiner.Answer.IN_DOUBT) {
-                return Prepared.IN_DOUBT;
+    private void readBack(Attempt a, List<DocumentRef> refs, List<CommittedImage> reads, Prepared[] known) {
+        List<DocumentRef> unknown = new ArrayList<>();
+        for (int i = 0; i < known.length; i++) {
+            if (known[i] == null) {
+                unknown.add(refs.get(i));
             }
-            boolean matched = answer == WriteCombiner.Answer.MATCHED
-                    || c.targets().collection(ref).updateOne(write.getFilter(), write.getUpdate()).getMatchedCount() == 1;
-            return matched ? Prepared.IN_EFFECT : whyNot(a, ref, read);
-        });
+        }
+        if (unknown.isEmpty()) {
+            return;
+        }
+        List<Document> stored;
+        Map<Object, Document> holders = new HashMap<>();
+        try {
+            stored = cut.readAll(unknown);
+            Set<Object> held = new LinkedHashSet<>();
+            for (Document doc : stored) {
+                Document lock = doc == null ? null : doc.get(Fields.LOCK, Document.class);
+                if (Exclusive.isTwoRound(lock) && !Exclusive.isOf(lock, a.id(), a.nonce())) {
+                    held.add(lock.get("tx"));
+                }
+            }
+            if (!held.isEmpty()) {
+                c.store().findAll(List.copyOf(held)).forEach(tx -> holders.put(ConsistentCut.key(tx.get(Fields.ID)), tx));
+            }
+        } catch (MongoException e) {
+            return; // each settled on its own
+        }
+        for (int i = 0, u = 0; i < known.length; i++) {
+            if (known[i] == null) {
+                known[i] = shown(a, refs.get(i), reads.get(i), stored.get(u++), id -> holders.get(ConsistentCut.key(id)));
+            }
+        }
+    }
+
+    /**
+     * A take as read past its crash point before, its answer {@code known} if its first sending gave
+     * one (in effect, in doubt, or why not); else sent again on its own, then read back if it matched nothing.
+     */
+    private Prepared settled(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write, Prepared known) {
+        return afterBefore(a, Step.APPLY, index, ref, () -> known != null ? known
+                : c.targets().collection(ref).updateOne(write.getFilter(), write.getUpdate()).getMatchedCount() == 1
+                ? Prepared.IN_EFFECT : whyNot(a, ref, read));
     }
 
     /**
@@ -188,6 +244,24 @@ final class InteractiveWrites {
     /** Why a take of a document as read matched nothing, read back. */
     private Prepared whyNot(Attempt a, DocumentRef ref, CommittedImage read) {
         Document current = c.targets().collection(ref).find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
+        Prepared shown = shown(a, ref, read, current, c.store()::find);
+        if (shown != null) {
+            return shown;
+        }
+        if (c.targets().collection(ref).find(Participants.fenced(new Document(Fields.ID, ref.id()), a.until()))
+                .projection(Projections.include(Fields.ID)).first() == null) {
+            return Prepared.EXPIRED;
+        }
+        return new Prepared(Kind.CHANGED, ref + " changed while it was taken", null); // a race: read it again
+    }
+
+    /**
+     * What {@code current}, the stored document of a take as read whose request was answered, shows
+     * of it: in effect (this attempt's lock on it: a lost answer), else why not (deleted, held by the
+     * transaction {@code transactions} finds for its lock, or by markers, changed); null if it still
+     * shows the document as read (the take would match).
+     */
+    private static Prepared shown(Attempt a, DocumentRef ref, CommittedImage read, Document current, Function<Object, Document> transactions) {
         if (current == null) {
             return new Prepared(Kind.CHANGED, ref + " was deleted since it was read", null);
         }
@@ -197,7 +271,7 @@ final class InteractiveWrites {
         }
         if (lock != null) {
             // Taken by a transaction that committed (its release still to come): the document changed since it was read.
-            boolean committed = Exclusive.isTwoRound(lock) && CommittedReader.committedWith(c.store().find(lock.get("tx")), lock);
+            boolean committed = Exclusive.isTwoRound(lock) && CommittedReader.committedWith(transactions.apply(lock.get("tx")), lock);
             return new Prepared(committed ? Kind.CHANGED : Kind.HELD, ref + (committed ? " was changed by transaction "
                     : " is taken by transaction ") + lock.get("tx"), lock.get("tx"));
         }
@@ -209,11 +283,7 @@ final class InteractiveWrites {
             return new Prepared(Kind.CHANGED, ref + " was changed since it was read (version " + read.version() + ", now "
                     + Versions.of(current) + ")", null);
         }
-        if (c.targets().collection(ref).find(Participants.fenced(new Document(Fields.ID, ref.id()), a.until()))
-                .projection(Projections.include(Fields.ID)).first() == null) {
-            return Prepared.EXPIRED;
-        }
-        return new Prepared(Kind.CHANGED, ref + " changed while it was taken", null); // a race: read it again
+        return null;
     }
 
     /** An insert: the two-round insert of {@code content} (a new document, taken until the release). */

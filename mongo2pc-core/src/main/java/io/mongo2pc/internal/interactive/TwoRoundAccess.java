@@ -1,6 +1,7 @@
 package io.mongo2pc.internal.interactive;
 
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.LeaseLostException;
@@ -102,7 +103,7 @@ public final class TwoRoundAccess {
         this.cut = cut;
         this.outcomes = outcomes;
         this.operations = operations;
-        this.writes = new InteractiveWrites(c);
+        this.writes = new InteractiveWrites(c, cut);
     }
 
     public TransactionManagerSettings settings() {
@@ -228,7 +229,7 @@ public final class TwoRoundAccess {
         int[] indexes = new int[entries.size()];
         List<DocumentRef> refs = new ArrayList<>(entries.size());
         List<CommittedImage> reads = new ArrayList<>(entries.size());
-        List<com.mongodb.client.model.UpdateOneModel<Document>> takes = new ArrayList<>(entries.size());
+        List<UpdateOneModel<Document>> takes = new ArrayList<>(entries.size());
         for (int i = 0; i < indexes.length; i++) {
             Entry e = entries.get(i);
             indexes[i] = e.index;
