@@ -6,11 +6,9 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
-import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
-import io.mongo2pc.internal.format.CommittedImage;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.Versions;
@@ -23,62 +21,35 @@ import io.mongo2pc.internal.participants.LockedWrites;
 import io.mongo2pc.internal.participants.Participants;
 import io.mongo2pc.internal.participants.Priority;
 import io.mongo2pc.internal.reads.CommittedReader;
-import io.mongo2pc.internal.reads.ConsistentCut;
 import io.mongo2pc.internal.tworound.TwoRoundContext;
 import io.mongo2pc.internal.wire.Retrier;
-import io.mongo2pc.internal.wire.WriteCombiner;
 import io.mongo2pc.spi.CrashPoint.Step;
 import org.bson.Document;
 
-import java.util.ArrayList;
 import java.util.Date;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The participant writes of an interactive transaction's attempt (docs/INTERACTIVE.md, "Committing"):
- * the one-write take of a document written (lock, change, before-image and version + 1, only where
- * the document is as read: its committed version, no lock, no marker), the take of a delete, the
- * two-round insert, and the pessimistic take of a document read (its lock set even over increments in
- * flight, which then drain) with its change under the lock later. Each write is answered in effect, or with why not (changed, held, expired, refused, in
- * doubt). Thread-safe (stateless but for its context).
+ * The participant writes of an interactive transaction's attempt (docs/INTERACTIVE.md, "Committing")
+ * other than the takes of documents as read ({@link TakesAsRead}): the two-round insert, and the
+ * pessimistic take of a document read (its lock set even over increments in flight, which then
+ * drain) with its change under the lock later; and what they share: the lock, the diff, a write
+ * between its crash points. Each write is answered in effect, or with why not (changed, held,
+ * expired, refused, in doubt). Thread-safe (stateless but for its context).
  */
 final class InteractiveWrites {
     private final TwoRoundContext c;
-    private final ConsistentCut cut;
 
-    InteractiveWrites(TwoRoundContext c, ConsistentCut cut) {
+    InteractiveWrites(TwoRoundContext c) {
         this.c = c;
-        this.cut = cut;
     }
 
     /** The lock an attempt writes: a two-round lock with the attempt's priority. */
     Document lock(Attempt a, String kind) {
         return new Document("tx", a.id()).append("kind", kind).append(EntryName.COORDINATOR, c.entries().coordinator())
                 .append(EntryName.NONCE, a.nonce()).append(EntryName.UNTIL, Date.from(a.until())).append(Priority.FIELD, a.priority().written());
-    }
-
-    /** The filter of a document as read: its stored version the committed version read, no marker, no lock, before the deadline. */
-    private static Document asRead(Attempt a, DocumentRef ref, long version) {
-        return Participants.fenced(new Document(Fields.ID, ref.id()).append(Versions.FIELD, Versions.filter(version))
-                .append(Fields.MARKERS + ".0", new Document("$exists", false))
-                .append(Fields.LOCK, new Document("$exists", false)), a.until());
-    }
-
-    /** The before-image kept in the lock: the content as read, its version included. */
-    static Document undoImage(Document content, long version) {
-        Document undo = new Document(content);
-        undo.remove(Fields.ID);
-        if (version != 0) {
-            undo.put(Versions.FIELD, version);
-        }
-        return undo;
     }
 
     /** {@code $set} of the fields of {@code after} that differ from {@code before}, {@code $unset} of those it lacks. */
@@ -99,120 +70,6 @@ final class InteractiveWrites {
         return unset.isEmpty() ? update : update.append("$unset", unset);
     }
 
-    /** An update: taken and changed in one write, if the document is as read. */
-    Prepared takeAndChange(Attempt a, int index, DocumentRef ref, CommittedImage read, Document after) {
-        return asReadWrite(a, index, ref, read, takeAndChangeWrite(a, ref, read, after));
-    }
-
-    /** The write of {@link #takeAndChange}. */
-    UpdateOneModel<Document> takeAndChangeWrite(Attempt a, DocumentRef ref, CommittedImage read, Document after) {
-        Document update = diff(read.content(), after);
-        Document set = update.get("$set", Document.class);
-        set.put(Versions.FIELD, read.version() + 1);
-        set.put(Fields.LOCK, lock(a, "update").append(Exclusive.UNDO, undoImage(read.content(), read.version())));
-        return new UpdateOneModel<>(asRead(a, ref, read.version()), update);
-    }
-
-    /** A delete: the document taken for it, if as read (its release deletes it). */
-    Prepared takeForDelete(Attempt a, int index, DocumentRef ref, CommittedImage read) {
-        return asReadWrite(a, index, ref, read, takeForDeleteWrite(a, ref, read));
-    }
-
-    /** The write of {@link #takeForDelete}. */
-    UpdateOneModel<Document> takeForDeleteWrite(Attempt a, DocumentRef ref, CommittedImage read) {
-        return new UpdateOneModel<>(asRead(a, ref, read.version()), new Document("$set", new Document(Fields.LOCK, lock(a, "delete"))));
-    }
-
-    private Prepared asReadWrite(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write) {
-        c.crashPoints().before(Step.APPLY, index, a.id());
-        return settled(a, index, ref, read, write, known(c.targets().combiner(ref).answer(write)));
-    }
-
-    /**
-     * Several takes of documents as read in one collection ({@link #takeAndChangeWrite},
-     * {@link #takeForDeleteWrite}), sent by the calling thread in one request: each write is the one
-     * {@link #takeAndChange} or {@link #takeForDelete} sends, between the same crash points. When the
-     * request's answer does not say which took effect (one matched nothing, or the server refused
-     * one), the documents are read back in one request: a take whose document carries this
-     * attempt's lock is in effect, another is told why not from what its document shows; only a take
-     * whose document shows neither (still as read) is settled on its own, as they settle it. The
-     * answers in order; throws what a crash point or a lasting error throws (then every write is in doubt).
-     */
-    Prepared[] takeAll(Attempt a, int[] indexes, List<DocumentRef> refs, List<CommittedImage> reads, List<UpdateOneModel<Document>> writes) {
-        for (int index : indexes) {
-            c.crashPoints().before(Step.APPLY, index, a.id());
-        }
-        WriteCombiner.Answer[] answers = c.targets().combiner(refs.get(0)).answers(writes);
-        Prepared[] known = new Prepared[writes.size()];
-        for (int i = 0; i < known.length; i++) {
-            known[i] = known(answers[i]);
-        }
-        readBack(a, refs, reads, known);
-        Prepared[] prepared = new Prepared[writes.size()];
-        for (int i = 0; i < prepared.length; i++) {
-            prepared[i] = settled(a, indexes[i], refs.get(i), reads.get(i), writes.get(i), known[i]);
-        }
-        return prepared;
-    }
-
-    /** What an answer of the combiner says of a take: in effect, in doubt, or null when not known. */
-    private static Prepared known(WriteCombiner.Answer answer) {
-        return switch (answer) {
-            case MATCHED -> Prepared.IN_EFFECT;
-            case IN_DOUBT -> Prepared.IN_DOUBT;
-            case NOT_KNOWN -> null;
-        };
-    }
-
-    /**
-     * Settles the takes of {@code known} not known yet (null) from their documents, read in one
-     * request (with, in one more, the transactions whose locks are on them): in effect or why not
-     * ({@link #shown}). A take its document does not settle stays null; all do when the read fails.
-     */
-    private void readBack(Attempt a, List<DocumentRef> refs, List<CommittedImage> reads, Prepared[] known) {
-        List<DocumentRef> unknown = new ArrayList<>();
-        for (int i = 0; i < known.length; i++) {
-            if (known[i] == null) {
-                unknown.add(refs.get(i));
-            }
-        }
-        if (unknown.isEmpty()) {
-            return;
-        }
-        List<Document> stored;
-        Map<Object, Document> holders = new HashMap<>();
-        try {
-            stored = cut.readAll(unknown);
-            Set<Object> held = new LinkedHashSet<>();
-            for (Document doc : stored) {
-                Document lock = doc == null ? null : doc.get(Fields.LOCK, Document.class);
-                if (Exclusive.isTwoRound(lock) && !Exclusive.isOf(lock, a.id(), a.nonce())) {
-                    held.add(lock.get("tx"));
-                }
-            }
-            if (!held.isEmpty()) {
-                c.store().findAll(List.copyOf(held)).forEach(tx -> holders.put(ConsistentCut.key(tx.get(Fields.ID)), tx));
-            }
-        } catch (MongoException e) {
-            return; // each settled on its own
-        }
-        for (int i = 0, u = 0; i < known.length; i++) {
-            if (known[i] == null) {
-                known[i] = shown(a, refs.get(i), reads.get(i), stored.get(u++), id -> holders.get(ConsistentCut.key(id)));
-            }
-        }
-    }
-
-    /**
-     * A take as read past its crash point before, its answer {@code known} if its first sending gave
-     * one (in effect, in doubt, or why not); else sent again on its own, then read back if it matched nothing.
-     */
-    private Prepared settled(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write, Prepared known) {
-        return afterBefore(a, Step.APPLY, index, ref, () -> known != null ? known
-                : c.targets().collection(ref).updateOne(write.getFilter(), write.getUpdate()).getMatchedCount() == 1
-                ? Prepared.IN_EFFECT : whyNot(a, ref, read));
-    }
-
     /**
      * A write of the attempt between its crash points, retried through transient errors: its answer,
      * in doubt when it failed without one, refused when the server refused it for good.
@@ -223,7 +80,7 @@ final class InteractiveWrites {
     }
 
     /** {@link #answered} past its crash point before. */
-    private Prepared afterBefore(Attempt a, Step step, int index, DocumentRef ref, Supplier<Prepared> write) {
+    Prepared afterBefore(Attempt a, Step step, int index, DocumentRef ref, Supplier<Prepared> write) {
         return c.retrier().call(step.name().toLowerCase(java.util.Locale.ROOT), a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
             try {
                 return c.crashPoints().after(write.get(), step, index, a.id());
@@ -239,51 +96,6 @@ final class InteractiveWrites {
                 throw e;
             }
         });
-    }
-
-    /** Why a take of a document as read matched nothing, read back. */
-    private Prepared whyNot(Attempt a, DocumentRef ref, CommittedImage read) {
-        Document current = c.targets().collection(ref).find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
-        Prepared shown = shown(a, ref, read, current, c.store()::find);
-        if (shown != null) {
-            return shown;
-        }
-        if (c.targets().collection(ref).find(Participants.fenced(new Document(Fields.ID, ref.id()), a.until()))
-                .projection(Projections.include(Fields.ID)).first() == null) {
-            return Prepared.EXPIRED;
-        }
-        return new Prepared(Kind.CHANGED, ref + " changed while it was taken", null); // a race: read it again
-    }
-
-    /**
-     * What {@code current}, the stored document of a take as read whose request was answered, shows
-     * of it: in effect (this attempt's lock on it: a lost answer), else why not (deleted, held by the
-     * transaction {@code transactions} finds for its lock, or by markers, changed); null if it still
-     * shows the document as read (the take would match).
-     */
-    private static Prepared shown(Attempt a, DocumentRef ref, CommittedImage read, Document current, Function<Object, Document> transactions) {
-        if (current == null) {
-            return new Prepared(Kind.CHANGED, ref + " was deleted since it was read", null);
-        }
-        Document lock = current.get(Fields.LOCK, Document.class);
-        if (lock != null && Exclusive.isOf(lock, a.id(), a.nonce())) {
-            return Prepared.IN_EFFECT; // taken before: a lost answer
-        }
-        if (lock != null) {
-            // Taken by a transaction that committed (its release still to come): the document changed since it was read.
-            boolean committed = Exclusive.isTwoRound(lock) && CommittedReader.committedWith(transactions.apply(lock.get("tx")), lock);
-            return new Prepared(committed ? Kind.CHANGED : Kind.HELD, ref + (committed ? " was changed by transaction "
-                    : " is taken by transaction ") + lock.get("tx"), lock.get("tx"));
-        }
-        List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
-        if (!markers.isEmpty()) {
-            return new Prepared(Kind.HELD, ref + " has pending transactions " + markers, markers.get(0));
-        }
-        if (Versions.of(current) != read.version()) {
-            return new Prepared(Kind.CHANGED, ref + " was changed since it was read (version " + read.version() + ", now "
-                    + Versions.of(current) + ")", null);
-        }
-        return null;
     }
 
     /** An insert: the two-round insert of {@code content} (a new document, taken until the release). */
