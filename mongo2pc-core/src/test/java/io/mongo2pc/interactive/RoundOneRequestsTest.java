@@ -10,6 +10,8 @@ import com.mongodb.event.CommandStartedEvent;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionResult;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.BsonArray;
@@ -23,6 +25,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -98,6 +103,62 @@ class RoundOneRequestsTest {
         assertThat(balance("B")).isEqualTo(35L);
         assertThat(accounts.find(new Document("_id", "A")).first()).doesNotContainKey("_m2pc");
         mongo.invariants().expectTotal(mongo.database(), 105L);
+    }
+
+    @Test
+    void transfer_destinationTakenByAnotherTransaction_heldNotOurs_sourceUndone_nextAttemptCommits() throws Exception {
+        // Given another transaction, crediting B, that has taken B (its round 1 done) and waits before its commit
+        CountDownLatch goOn = new CountDownLatch(1);
+        TransactionManager other = TestManagers.crashing(mongo.client(), mongo.database(), "other", (p, id) -> {
+            if (p.equals(CrashPoint.after(Step.APPLY, 0))) {
+                await(goOn);
+            }
+        }).finishInBackground(false).build();
+        // (the transfer lets it go on once it undoes its first attempt)
+        TransactionManager transfers = TestManagers.crashing(counted, mongo.database(), "transfers", (p, id) -> {
+            if (p.step() == Step.UNDO) {
+                goOn.countDown();
+            }
+        }).finishInBackground(false).build();
+        try (other; transfers) {
+            CompletableFuture<Object> credit = CompletableFuture.supplyAsync(() -> other.transact(o -> {
+                long balance = o.get(b).orElseThrow().getLong("balance");
+                o.update(b, new Document("$set", new Document("balance", balance + 5L)));
+                return null;
+            }).value());
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (accounts.find(new Document("_id", "B").append("_m2pc", new Document("$exists", true))).first() == null
+                    && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            assertThat(accounts.find(new Document("_id", "B")).first()).as("B taken by the other transaction").containsKey("_m2pc");
+
+            // When the transfer writes both in one request, B's take meeting the other's lock
+            TransactionResult<Boolean> result;
+            try {
+                result = transfers.transact(ctx -> transfer(ctx, 30L, null));
+            } finally {
+                goOn.countDown();
+            }
+            credit.get(30, TimeUnit.SECONDS);
+
+            // Then B was held, not ours: the first attempt's take of A was undone, the second attempt committed
+            assertThat(result.outcome().isCommitted()).isTrue();
+            assertThat(result.attempts()).isEqualTo(2);
+            assertThat(takeRequests).as("take statements per update request: both at once, none sent again").containsExactly(2);
+        }
+        assertThat(balance("A")).isEqualTo(70L);
+        assertThat(balance("B")).isEqualTo(35L);
+        assertThat(accounts.find(new Document("_m2pc", new Document("$exists", true))).first()).isNull();
+        mongo.invariants().expectTotal(mongo.database(), 105L);
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private Boolean transfer(io.mongo2pc.TransactionContext ctx, long amount, Runnable afterRead) {
