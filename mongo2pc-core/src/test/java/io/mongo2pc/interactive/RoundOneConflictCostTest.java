@@ -46,6 +46,8 @@ class RoundOneConflictCostTest {
         TransactionManager other = TestManagers.builder(mongo.client(), mongo.database(), "other").finishInBackground(false).build();
         try (other; FaultProxy proxy = new FaultProxy(mongo.uri()); MongoClient viaProxy = proxy.newClient()) {
             proxy.runBeforeEvery(text -> true, () -> sleep(LATENCY_MS));
+            // the requests to items answered from round 1's start until the undo
+            proxy.countAnswers(text -> text.contains("items") && roundOneStart.get() != 0 && undoStart.get() == 0);
             TransactionManager tm = TestManagers.crashing(viaProxy, mongo.database(), "cost", (p, id) -> {
                 if (p.equals(CrashPoint.before(Step.APPLY, 0))) {
                     roundOneStart.compareAndSet(0, System.nanoTime());
@@ -70,11 +72,14 @@ class RoundOneConflictCostTest {
             });
             proxy.stopEvery();
             assertThat(result.attempts()).isEqualTo(2);
+            // Then the first attempt's round 1 held its takes for a few round trips, not one per document
+            long heldMs = (undoStart.get() - roundOneStart.get()) / 1_000_000;
+            System.out.println("round 1 of the conflicting attempt until its undo: " + heldMs + " ms, "
+                    + proxy.answered.get() + " requests to items");
+            // (counted, not timed: on a loaded machine the time says more of the load than of the requests)
+            assertThat(proxy.answered.get()).as("requests to items from round 1 to the undo: the takes' one request, one"
+                    + " read-back").isLessThanOrEqualTo(2);
         }
-        // Then the first attempt's round 1 held its takes for a few round trips, not one per document
-        long heldMs = (undoStart.get() - roundOneStart.get()) / 1_000_000;
-        System.out.println("round 1 of the conflicting attempt until its undo: " + heldMs + " ms");
-        assertThat(heldMs).as("round 1 to undo, ms").isLessThan(20 * LATENCY_MS);
     }
 
     private static void sleep(long millis) {
