@@ -25,6 +25,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * recording; {@link #unexplained} once recording is over.
  */
 public final class CommittedHistory {
+    /** How far before and after a read the commits its description lists may lie, in ns. */
+    private static final long NEAR = 20_000_000L;
     private final long initial;
     private final Map<Object, long[]> windows = new ConcurrentHashMap<>();
     private final Queue<Transaction> committed = new ConcurrentLinkedQueue<>();
@@ -202,6 +204,18 @@ public final class CommittedHistory {
                     .append(" at its end)");
         }
         b.append("; ").append(after - before).append(" commits during it, ").append((read.end - read.start) / 1_000).append(" µs");
+        // the commits near it, each with its window in µs from the read's start and its effect on what it read
+        for (Transaction tx : byEnd) {
+            if (tx.to >= read.start - NEAR && tx.from <= read.end + NEAR && touches(tx, read.accounts)) {
+                b.append("\n  ").append(tx.id).append(" [").append((tx.from - read.start) / 1_000).append(", ")
+                        .append((tx.to - read.start) / 1_000).append("] µs:");
+                for (int a : read.accounts) {
+                    if (tx.effect[a] != 0) {
+                        b.append(" a").append(a).append(tx.effect[a] > 0 ? "+" : "").append(tx.effect[a]);
+                    }
+                }
+            }
+        }
         return b.toString();
     }
 }

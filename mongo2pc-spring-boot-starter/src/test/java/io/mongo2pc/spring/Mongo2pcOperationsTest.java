@@ -53,7 +53,7 @@ class Mongo2pcOperationsTest extends TransactionalTestBase {
     }
 
     @Test
-    void readsInATransaction_seeItsOwnWrites_outsideOnlyTheCommitted() {
+    void readsInATransaction_seeItsOwnWrites_outsideOnlyTheCommitted() throws InterruptedException {
         Wallet alice = wallet("alice", 100);
         Counter counter = ops.insert(new Counter(unique("counter"), 1));
 
@@ -72,6 +72,12 @@ class Mongo2pcOperationsTest extends TransactionalTestBase {
         assertThat(seen[2]).as("another thread, outside the transaction: the committed balance").isEqualTo(100);
         assertThat(balance(alice)).isEqualTo(60);
         assertThat(ops.findById(counter.id(), Counter.class)).isEmpty();
+        // The stored document goes when the transaction is finished, which may be after the commit
+        // point the call returned at (finishing in the background).
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (stored("counters", counter.id()) != null && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
         assertThat(stored("counters", counter.id())).isNull();
     }
 

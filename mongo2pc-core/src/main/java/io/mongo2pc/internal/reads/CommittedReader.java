@@ -21,6 +21,7 @@ import org.bson.Document;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -85,6 +86,10 @@ public final class CommittedReader {
                 if (!hasEntries(doc) && Exclusive.lockOf(doc) == null && notCommitted.isEmpty()) {
                     return view;
                 }
+                if (committedMeanwhile(doc, notCommitted, transaction)) {
+                    doc = raw(ref);
+                    continue;
+                }
                 // The view holds once the document did not change while the states were read; after many
                 // changes, once each transaction not found committed is still on it (docs/TWO-ROUND.md,
                 // "Read committed": else it may have committed, released and been pruned meanwhile).
@@ -107,6 +112,23 @@ public final class CommittedReader {
                 doc = again;
             }
         }
+    }
+
+    /**
+     * True if one of {@code notCommitted}, read again, is committed now, while {@code doc} names
+     * others found committed. The states are read one after another: one found not committed may
+     * have committed before another was found committed, and a view with the later one in and the
+     * earlier one out is no moment of the history (a value the document never held). Read again
+     * after all the others, each not committed then was not committed at any moment before, so the
+     * view is the document's committed state once the last state found committed was read.
+     */
+    private boolean committedMeanwhile(Document doc, List<Object> notCommitted, Function<Object, Document> transaction) {
+        if (notCommitted.isEmpty() || new HashSet<>(ConsistentCut.named(doc)).size() <= new HashSet<>(notCommitted).size()) {
+            return false;
+        }
+        Map<Object, Document> again = new HashMap<>();
+        Function<Object, Document> fresh = id -> notCommitted.contains(id) ? again.computeIfAbsent(id, store::find) : transaction.apply(id);
+        return notCommitted(doc, fresh).size() < notCommitted.size();
     }
 
     /** How a stored document becomes what a read returns, the transactions it names judged by {@code transaction}. */

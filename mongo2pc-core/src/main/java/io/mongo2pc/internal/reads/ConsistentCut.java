@@ -26,7 +26,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 
@@ -35,36 +34,37 @@ import java.util.function.Function;
  * transaction's effects are seen on all of the documents it touches or on none, and never one
  * that is not committed. Thread-safe.
  *
- * <p>One attempt reads every document twice (one request per collection each time), then the
- * transactions the two reads name (one request), and judges each transaction once, by that state:
- * committed ones are in, the others are subtracted where their marker is. Why that is one cut:
+ * <p>One attempt makes four reads, one request per collection each: the documents ({@code r1}),
+ * the transactions they name ({@code s1}), the documents again ({@code r2}), then the transactions
+ * named in either read that {@code s1} did not show committed ({@code s2}). The cut is the committed
+ * state at one moment {@code τ} between the end of {@code s1} and the start of {@code r2}; each
+ * document's view is its second read with the transactions it names judged as of {@code τ}:
  * <ul>
- *   <li>A committed transaction was applied everywhere before its state was read, so every second
- *       read holds its effect, provided the document still carries its marker or carried it in the
- *       first read (then the marker left with the release), and for an update its change too (an
- *       update takes its document, then changes it in a second write). A committed transaction the
- *       reads name but do not show in effect on one of its documents either was released there
- *       before the first read or was applied there only after the second: that document is read
- *       a third time, after the state, and if it reads as in its second read the effect was in
- *       (otherwise the attempt retries). A transaction whose operations cannot be read counts as
- *       touching every document.</li>
- *   <li>A transaction not committed when its state was read, after both reads, was released
- *       nowhere, so its effect is in a second read exactly where its marker is. One not found
- *       committed (no document, another nonce, a state that does not count as committed) may
- *       instead have committed, released and been pruned after the reads: the documents that carry
- *       its marker are read a third time, after the states, and must carry it still.</li>
- *   <li>A transaction the reads never name was committed and released before the second read of
- *       each document it left. If it had not reached another of them by that one's second read,
- *       it was applied and released between the two reads of the first: that document's version
- *       ({@link Versions}: 1 more for each release) moved by more than the releases of the
- *       transactions the reads name, even when its values came back as they were, and the attempt
- *       retries.</li>
+ *   <li>Committed in {@code s1}: committed before {@code τ}, in. Every write it made on a document
+ *       landed before its commit, so before {@code r2}: its marker is there (its pending increase
+ *       is added) or it was released (its effect is in the stored values).</li>
+ *   <li>Not committed in {@code s2}, read after {@code τ}: not committed at {@code τ}, out (its hold
+ *       taken back where its marker is). One not found committed (no document, another nonce) may
+ *       instead have committed, released and been pruned after {@code r2}: the documents that
+ *       carry its marker are read a third time, after {@code s2}, and must carry it still.</li>
+ *   <li>Not committed in {@code s1} but committed in {@code s2}: it committed between the two,
+ *       before or after {@code τ}, which cannot be told: the attempt is repeated. (Judged by one
+ *       read of the states after both reads of the documents, a transaction could be seen out and
+ *       another that committed after it in, the states being read one after another; and one that
+ *       was written only after {@code r2} and committed before another named there could not be seen
+ *       at all: a cut that was no moment of the history, with values no document ever held.)</li>
+ *   <li>Named in no read, or named on one document and not on another it touches: its writes there
+ *       came after {@code r2} (then it was not committed at {@code τ}: out, as the view is) or its
+ *       marker was released before {@code r1} (its effect in both reads) or between the reads:
+ *       that document's version ({@link Versions}: 1 more for each release) moved by more than the
+ *       releases of the transactions the reads name, even when its values came back as they
+ *       were, and the attempt is repeated.</li>
  * </ul>
  * So a document may change between its two reads, as long as each change is explained by a
  * transaction the reads name (an apply adds its increment, an undo takes it away, a release changes
  * nothing but the version, by 1); a document taken by an insert, update or delete must not change
- * at all. Writers are never waited for, only an attempt in which some change cannot be explained is
- * repeated.
+ * at all. Writers are never waited for; an attempt in which some change cannot be explained, or a
+ * transaction committed between the two reads of the states, is repeated.
  * Public for the interactive package and Engine, as are the members they use.
  */
 public final class ConsistentCut {
@@ -115,11 +115,33 @@ public final class ConsistentCut {
         }
     }
 
-    /** One attempt: the views, or null (with {@code retry} saying why) if it must be repeated. */
+    /**
+     * One attempt: the views, or null (with {@code retry} saying why) if it must be repeated. Read in
+     * this order: the documents, the transactions they name, the documents again, then the
+     * transactions named there that were not committed before (see the class comment).
+     */
     private List<Optional<Document>> attempt(List<DocumentRef> refs, Map<Integer, Document> namedUnknown, Retry retry) {
         List<Document> first = readAll(refs);
+        Map<Object, Document> transactions = transactionsNamed(List.of(first), Set.of());
         List<Document> second = readAll(refs);
-        Map<Object, Document> transactions = transactionsNamed(first, second);
+        Set<Object> committedBefore = new LinkedHashSet<>();
+        transactions.forEach((id, tx) -> {
+            if (CommittedReader.isCommitted(tx)) {
+                committedBefore.add(id);
+            }
+        });
+        Map<Object, Document> after = transactionsNamed(List.of(first, second), committedBefore);
+        for (Map.Entry<Object, Document> later : after.entrySet()) {
+            if (CommittedReader.isCommitted(later.getValue())) {
+                // Committed between the two reads of the states: before or after the moment of the cut,
+                // which lies between them, cannot be told.
+                retry.because("transaction " + later.getValue().get(Fields.ID) + " committed while the documents were read",
+                        later.getValue().get(Fields.ID));
+                return null;
+            }
+        }
+        transactions.keySet().removeIf(id -> !committedBefore.contains(id)); // judged by their later state only
+        transactions.putAll(after);
         Function<Object, Document> transaction = id -> transactions.get(key(id));
         for (int i = 0; i < refs.size(); i++) {
             for (Object id : named(second.get(i))) {
@@ -142,7 +164,7 @@ public final class ConsistentCut {
                 return null;
             }
         }
-        if (!confirmedAfterTheStates(refs, first, second, transactions.values(), transaction, retry)) {
+        if (!confirmedAfterTheStates(refs, second, transaction, retry)) {
             return null;
         }
         List<Optional<Document>> views = new ArrayList<>(refs.size());
@@ -235,33 +257,14 @@ public final class ConsistentCut {
     }
 
     /**
-     * True if a third read, after the states, of the documents that need it confirms the second
-     * read and the states (one request per collection). Every committed transaction must be in
-     * effect in the second read of each document it touches (each, if its operations cannot be
-     * read): seen by its marker in one read or the other, it is; not seen, it was released there
-     * before the first read or applied only after the second, so the document must read as in its
-     * second read once the transaction was applied everywhere (its version too: changes that came and
-     * went in between are seen). And every transaction not found committed
-     * whose marker or lock a second read carries must still have it there: it then had released
-     * nothing when its state was read, so it was not finished nor pruned; else it may have
-     * committed, released and been pruned after the reads (and a late copy of its insert written
-     * another document since).
+     * True if a third read, after the states, of the documents that need it confirms them (one
+     * request per collection): every transaction not found committed whose marker or lock a second
+     * read carries must still have it there. It then had released nothing when its state was read,
+     * so it was not finished nor pruned; else it may have committed, released and been pruned after
+     * the reads (and a late copy of its insert written another document since).
      */
-    private boolean confirmedAfterTheStates(List<DocumentRef> refs, List<Document> first, List<Document> second,
-                                            Iterable<Document> transactions, Function<Object, Document> transaction, Retry retry) {
-        Map<Integer, Object> unseen = new LinkedHashMap<>();
-        for (Document tx : transactions) {
-            if (!CommittedReader.isCommitted(tx)) {
-                continue;
-            }
-            Object id = key(tx.get(Fields.ID));
-            List<Operation> ops = operations(tx);
-            for (int i = 0; i < refs.size(); i++) {
-                if (touches(ops, refs.get(i)) && !inEffect(first.get(i), id) && !inEffect(second.get(i), id)) {
-                    unseen.putIfAbsent(i, tx.get(Fields.ID));
-                }
-            }
-        }
+    private boolean confirmedAfterTheStates(List<DocumentRef> refs, List<Document> second,
+                                            Function<Object, Document> transaction, Retry retry) {
         Map<Integer, List<Object>> notCommitted = new LinkedHashMap<>();
         for (int i = 0; i < refs.size(); i++) {
             List<Object> ids = second.get(i) == null ? List.of() : CommittedReader.notCommitted(second.get(i), transaction);
@@ -269,24 +272,16 @@ public final class ConsistentCut {
                 notCommitted.put(i, ids);
             }
         }
-        if (unseen.isEmpty() && notCommitted.isEmpty()) {
+        if (notCommitted.isEmpty()) {
             return true;
         }
-        Set<Integer> indexes = new TreeSet<>(unseen.keySet());
-        indexes.addAll(notCommitted.keySet());
-        List<Integer> order = List.copyOf(indexes);
+        List<Integer> order = List.copyOf(notCommitted.keySet());
         List<DocumentRef> again = new ArrayList<>(order.size());
         order.forEach(i -> again.add(refs.get(i)));
         List<Document> third = readAll(again);
         for (int n = 0; n < order.size(); n++) {
             int i = order.get(n);
-            if (unseen.containsKey(i) && !Objects.equals(third.get(n), second.get(i))) {
-                Object id = unseen.get(i);
-                retry.because("committed transaction " + id + " is not seen on " + refs.get(i)
-                        + ", which changed after its second read (the transaction may have been applied there only then)", id);
-                return false;
-            }
-            List<Object> ids = notCommitted.getOrDefault(i, List.of());
+            List<Object> ids = notCommitted.get(i);
             if (!CommittedReader.stillHeld(second.get(i), third.get(n), ids)) {
                 retry.because(refs.get(i) + " names a transaction not found committed, and no longer carries it (it may have"
                         + " committed, finished and been pruned since it was read)", ids.get(0));
@@ -294,11 +289,6 @@ public final class ConsistentCut {
             }
         }
         return true;
-    }
-
-    /** True if one of {@code ops} changes {@code ref}; also if {@code ops} is null (not known). */
-    private static boolean touches(List<Operation> ops, DocumentRef ref) {
-        return ops == null || ops.stream().anyMatch(op -> Increments.touches(op, ref));
     }
 
     /**
@@ -311,19 +301,6 @@ public final class ConsistentCut {
         } catch (IllegalStateException | IllegalArgumentException e) {
             return null;
         }
-    }
-
-    /**
-     * True if {@code doc} shows the effect of transaction {@code id} on it: its marker or lock is
-     * there, and, for an update, the change too (an update takes its document first and changes it
-     * in a second write, which stores the before-image as {@code undo}).
-     */
-    private static boolean inEffect(Document doc, Object id) {
-        if (doc == null || !keys(named(doc)).contains(id)) {
-            return false;
-        }
-        Document lock = doc.get(Fields.LOCK, Document.class);
-        return lock == null || !id.equals(key(lock.get("tx"))) || !"update".equals(lock.get("kind")) || lock.containsKey("undo");
     }
 
     /** The stored documents of {@code refs} (null where missing), one request per collection. */
@@ -348,11 +325,15 @@ public final class ConsistentCut {
         return docs;
     }
 
-    /** The transactions the documents name, by {@link #key} of their id, in one request. */
-    private Map<Object, Document> transactionsNamed(List<Document> first, List<Document> second) {
+    /** The transactions the documents of {@code reads} name, but those of {@code skip}, by {@link #key} of their id, in one request. */
+    private Map<Object, Document> transactionsNamed(List<List<Document>> reads, Set<Object> skip) {
         Set<Object> ids = new LinkedHashSet<>();
-        for (List<Document> docs : List.of(first, second)) {
-            docs.forEach(doc -> ids.addAll(named(doc)));
+        for (List<Document> docs : reads) {
+            docs.forEach(doc -> named(doc).forEach(id -> {
+                if (!skip.contains(key(id))) {
+                    ids.add(id);
+                }
+            }));
         }
         Map<Object, Document> transactions = new HashMap<>();
         if (!ids.isEmpty()) {
