@@ -26,6 +26,13 @@ enum TwoRoundBug {
     UNDO_BEFORE_PREPARES_SETTLED(true, false),
     /** readCommitted adds nothing for a committed transaction's pending increase. */
     READ_IGNORES_COMMITTED_CREDIT(true, false),
+    /**
+     * A single-document read that found some transactions committed and others not takes the others
+     * as not committed without reading their documents again after all the first reads: one may have
+     * committed, then another committed before it was read committed, a view with the later in and
+     * the earlier out (a value the account never held).
+     */
+    READER_WITHOUT_STATE_REREAD(true, true),
     /** Markers of a transaction without a document are never resolved (a liveness bug). */
     NO_RESOLUTION_WITHOUT_DOCUMENT(true, false),
     /** An increment's prepare does not require the document free of another transaction's lock (exclusive set-up). */
