@@ -33,6 +33,13 @@ enum TwoRoundBug {
      * the earlier out (a value the account never held).
      */
     READER_WITHOUT_STATE_REREAD(true, true),
+    /**
+     * The code's rule after many changes of the document, with two transactions: a read returns once
+     * each transaction not found committed still has its marker, the document changed or not. A
+     * transaction that marks the account after its read and commits before one found committed is
+     * missing from the view.
+     */
+    READER_STILL_HELD_ONLY(true, true),
     /** Markers of a transaction without a document are never resolved (a liveness bug). */
     NO_RESOLUTION_WITHOUT_DOCUMENT(true, false),
     /** An increment's prepare does not require the document free of another transaction's lock (exclusive set-up). */
