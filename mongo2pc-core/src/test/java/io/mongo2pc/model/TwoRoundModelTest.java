@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * rules (see docs/MODEL.md): every interleaving of round 1 (the transaction
  * document's insert racing both prepares), the commit compare-and-set, releases, resolvers that
  * meet markers (roll forward, undo, tombstone), recovery's takeovers, with pauses, lost answers,
- * late copies of writes and crashes; one transfer alone, and two transfers sharing an account.
+ * late copies of writes and crashes; one transfer alone, and two transfers sharing an account, also
+ * with a reader of that account whose reads are apart.
  */
 class TwoRoundModelTest {
 
