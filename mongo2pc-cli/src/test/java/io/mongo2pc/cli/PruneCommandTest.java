@@ -127,4 +127,17 @@ class PruneCommandTest {
         assertThat(r.json().get("state").asText()).isEqualTo("done");
         assertThat(r.json().has("pruned")).as(r.out()).isTrue();
     }
+
+    @Test
+    void transfer_idRunAgainAfterPrune_movesNothing() {
+        assertThat(cli.run("transfer", "A", "B", "10", "--id", "order-1").exitCode()).isZero();
+        cli.run("prune", "--older-than", "0s", "--force");
+
+        CliRunner.Result again = cli.run("transfer", "A", "B", "10", "--id", "order-1", "--json");
+
+        assertThat(again.exitCode()).as(again.toString()).isZero();
+        assertThat(again.json().get("state").asText()).isEqualTo("done");
+        assertThat(mongo.client().getDatabase(mongo.database()).getCollection("accounts").find(new Document("_id", "A")).first()
+                .get("balance")).as("moved once").isEqualTo(990L);
+    }
 }

@@ -71,6 +71,8 @@ public final class Engine {
     private final Finishing finishing;
     private final Starter starter;
     private final CommittedReader committedReader;
+    /** How long a document that keeps changing under a single read is then read for as a cut of one. */
+    private final Duration cutTimeout;
     private final ConsistentCut consistentCut;
     private final Recovery recovery;
     private final Cancellation cancellation;
@@ -91,6 +93,7 @@ public final class Engine {
 
     public Engine(TransactionManagerSettings settings) {
         this.waitForExisting = settings.lease().plus(settings.retryTimeout());
+        this.cutTimeout = settings.conflictTimeout();
         this.targets = new Targets(settings.targets(), settings.writeConcern(), settings.readConcern(),
                 settings.combinedRequestsInFlight());
         String database = settings.database();
@@ -188,9 +191,18 @@ public final class Engine {
 
     // ---- reads -----------------------------------------------------------------------------
 
-    /** The document as of the last committed transaction; empty if it does not exist in that view. */
+    /**
+     * The document as of the last committed transaction; empty if it does not exist in that view. One
+     * that keeps changing under the reads is read as a cut of one, which judges its changes.
+     */
     public Optional<Document> readCommitted(DocumentRef ref) {
-        return retrier.call("read committed", null, null, () -> committedReader.read(ref));
+        return retrier.call("read committed", null, null, () -> {
+            try {
+                return committedReader.read(ref);
+            } catch (CommittedReader.KeepsChanging e) {
+                return consistentCut.read(List.of(ref), cutTimeout).get(0);
+            }
+        });
     }
 
     /** Several documents as one consistent cut of the last committed transactions, found within {@code timeout} (see ConsistentCut). */

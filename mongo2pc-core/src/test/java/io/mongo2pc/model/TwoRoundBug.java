@@ -26,6 +26,20 @@ enum TwoRoundBug {
     UNDO_BEFORE_PREPARES_SETTLED(true, false),
     /** readCommitted adds nothing for a committed transaction's pending increase. */
     READ_IGNORES_COMMITTED_CREDIT(true, false),
+    /**
+     * A single-document read that found some transactions committed and others not takes the others
+     * as not committed without reading their documents again after all the first reads: one may have
+     * committed, then another committed before it was read committed, a view with the later in and
+     * the earlier out (a value the account never held).
+     */
+    READER_WITHOUT_STATE_REREAD(true, true),
+    /**
+     * The code's rule after many changes of the document, with two transactions: a read returns once
+     * each transaction not found committed still has its marker, the document changed or not. A
+     * transaction that marks the account after its read and commits before one found committed is
+     * missing from the view.
+     */
+    READER_STILL_HELD_ONLY(true, true),
     /** Markers of a transaction without a document are never resolved (a liveness bug). */
     NO_RESOLUTION_WITHOUT_DOCUMENT(true, false),
     /** An increment's prepare does not require the document free of another transaction's lock (exclusive set-up). */

@@ -62,7 +62,7 @@ final class TwoRoundModel implements Model<TwoRoundState> {
      * modified for a lease, at any time after that.
      */
     final boolean prune;
-    /** A reader of readCommitted whose reads are apart ({@link TwoRoundReader}; one transaction only). */
+    /** A reader of readCommitted whose reads are apart ({@link TwoRoundReader}; not with {@link #exclusive}). */
     final boolean reader;
     final int txs;
     final int[] initial;
@@ -102,9 +102,9 @@ final class TwoRoundModel implements Model<TwoRoundState> {
     TwoRoundModel(Set<TwoRoundBug> bugs, boolean exclusive, boolean refusesChange, boolean commitInsert, boolean prune, boolean reader,
                   int txs, int[] initial, int lease, int skew, int[] behind, int crashes, int delays, int helpers) {
         if (txs < 1 || txs > 2 || initial.length != 3 || behind.length != 3 || skew >= lease
-                || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew) || reader && (txs != 1 || exclusive)) {
+                || Arrays.stream(behind).anyMatch(b -> b < 0 || b > skew) || reader && exclusive) {
             throw new IllegalArgumentException("need 1..2 transactions, 3 balances, 0 <= behind <= skew < lease;"
-                    + " a reader with one transfer only");
+                    + " a reader without the exclusive update");
         }
         this.reader = reader;
         this.bugs = bugs.isEmpty() ? EnumSet.noneOf(TwoRoundBug.class) : EnumSet.copyOf(bugs);
@@ -297,8 +297,14 @@ final class TwoRoundModel implements Model<TwoRoundState> {
         return normalize(n);
     }
 
-    /** Canonical form of a successor (see {@link TwoRoundCanonical#normalize}). */
+    /**
+     * Canonical form of a successor (see {@link TwoRoundCanonical#normalize}); a read in progress
+     * notes the committed mask of this moment (transactions are never renamed, so it needs no renaming).
+     */
     TwoRoundState normalize(TwoRoundState s) {
+        if (s.read != null) {
+            s.read = s.read.seen(TwoRoundReader.committedMask(s));
+        }
         return canonical.normalize(s);
     }
 

@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * rules (see docs/MODEL.md): every interleaving of round 1 (the transaction
  * document's insert racing both prepares), the commit compare-and-set, releases, resolvers that
  * meet markers (roll forward, undo, tombstone), recovery's takeovers, with pauses, lost answers,
- * late copies of writes and crashes; one transfer alone, and two transfers sharing an account.
+ * late copies of writes and crashes; one transfer alone, and two transfers sharing an account, also
+ * with a reader of that account whose reads are apart.
  */
 class TwoRoundModelTest {
 
@@ -55,12 +56,26 @@ class TwoRoundModelTest {
     }
 
     private static ModelChecker.Outcome check(Set<TwoRoundBug> bugs, Setup setup) {
+        return check(bugs, setup.toString(), setup.model(bugs));
+    }
+
+    private static ModelChecker.Outcome check(Set<TwoRoundBug> bugs, String setup, TwoRoundModel model) {
         long start = System.nanoTime();
-        TwoRoundModel model = setup.model(bugs);
         ModelChecker.Outcome outcome = new ModelChecker<>(model, model.situations()).run();
         System.out.println("two-round model " + (bugs.isEmpty() ? "correct protocol" : bugs) + ", " + setup + ": "
                 + outcome.report() + "in " + (System.nanoTime() - start) / 1_000_000 + " ms");
         return outcome;
+    }
+
+    /**
+     * T1 = B -> A and T2 = A -> C with A = 1, so that both can mark A at once, and a reader of A whose
+     * reads are apart (TwoRoundReader): the account, then each transaction's document, one per step.
+     * Lease 1, pauses and lost answers, no crash.
+     */
+    private static ModelChecker.Outcome checkReaderOfTwoTransfers(Set<TwoRoundBug> bugs) {
+        TwoRoundModel model = new TwoRoundModel(bugs, false, false, false, false, true, 2, new int[] {1, 1, 0}, 1, 0,
+                new int[] {0, 0, 0}, 0, 0, 0);
+        return check(bugs, "T1 B->A and T2 A->C, a reader of A (balances A,B,C=[1, 1, 0], lease=1, no crash)", model);
     }
 
     @Test
@@ -157,8 +172,10 @@ class TwoRoundModelTest {
         };
     }
 
+    /** All but the reader's, which need the reader (see below). */
     static Stream<TwoRoundBug> harmfulBugs() {
-        return Arrays.stream(TwoRoundBug.values()).filter(b -> b.harmful && !b.commitInsert);
+        return Arrays.stream(TwoRoundBug.values()).filter(b -> b.harmful && !b.commitInsert
+                && b != TwoRoundBug.READER_WITHOUT_STATE_REREAD && b != TwoRoundBug.READER_STILL_HELD_ONLY);
     }
 
     static Stream<TwoRoundBug> harmlessMutations() {
@@ -181,5 +198,33 @@ class TwoRoundModelTest {
         ModelChecker.Outcome outcome = check(EnumSet.of(bug), setupFor(bug));
 
         assertThat(outcome.violation()).as(outcome.report()).isNull();
+    }
+
+    /**
+     * A single-document read of A while T1 and T2 both mark it: the reader reads the states one after
+     * another, reads again those not found committed once others were, and returns only the committed
+     * value of one moment of its read (a committed mask some state of the read had).
+     */
+    @Test
+    void readCommitted_twoTransactionsOnTheAccountStatesReadApart_returnsTheCommittedValueOfOneMoment() {
+        ModelChecker.Outcome outcome = checkReaderOfTwoTransfers(EnumSet.noneOf(TwoRoundBug.class));
+
+        assertThat(outcome.violation()).as(outcome.report()).isNull();
+        assertThat(outcome.finishedStates()).isPositive();
+        assertThat(outcome.reached().get("a reader read again a transaction not found committed while another was")).isPositive();
+    }
+
+    /**
+     * Without the second read of the states not found committed: T1 is read not committed, T1 then T2
+     * commit, T2 is read committed, and the reader returns A with T2 in and T1 out, a value A never held.
+     */
+    @Test
+    void readCommitted_withoutRereadingTheStatesNotFoundCommitted_isCaughtWithAShortestTrace() {
+        ModelChecker.Outcome outcome = checkReaderOfTwoTransfers(EnumSet.of(TwoRoundBug.READER_WITHOUT_STATE_REREAD));
+
+        assertThat(outcome.violation()).as("the model must catch READER_WITHOUT_STATE_REREAD").isNotNull()
+                .contains("no moment of the read had that committed value");
+        assertThat(outcome.trace()).anyMatch(step -> step.contains("the reader reads T1's document (not committed)"))
+                .anyMatch(step -> step.contains("the reader reads T2's document (committed)"));
     }
 }

@@ -55,9 +55,13 @@ final class TwoRoundSituations {
         }
         if (m.reader) {
             watch.put("a reader found no document for a committed transaction whose marker it read", s -> s.read != null
-                    && s.read.phase() == TwoRoundReader.DOCUMENTS_READ && s.read.found(0) == TwoRoundReader.NO_DOCUMENT && s.committed[0]);
+                    && s.read.found(0) == TwoRoundReader.NO_DOCUMENT && s.committed[0]);
             watch.put("a reader found a late copy's document of a committed transaction whose marker it read", s -> s.read != null
-                    && s.read.phase() == TwoRoundReader.DOCUMENTS_READ && s.read.found(0) == TwoRoundReader.NOT_COMMITTED && s.committed[0]);
+                    && s.read.found(0) == TwoRoundReader.NOT_COMMITTED && s.committed[0]);
+        }
+        if (m.reader && m.txs == 2) {
+            watch.put("a reader read again a transaction not found committed while another was", s -> s.read != null
+                    && s.read.rechecked() != 0);
         }
         if (m.txs == 2) {
             watch.put("T2 committed", s -> s.committed[1]);

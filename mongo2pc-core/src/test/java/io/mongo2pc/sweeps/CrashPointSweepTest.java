@@ -254,13 +254,18 @@ public class CrashPointSweepTest {
         };
     }
 
+    /** The fewest crash points a clean run of {@code scenario} must reach. */
+    protected int minPoints(Scenario scenario) {
+        return 10;
+    }
+
     /** Every crash point a clean run of the scenario reaches, in order. */
     protected List<CrashPoint> pointsReached(Scenario scenario) {
         String db = freshDatabase();
         Set<CrashPoint> points = new LinkedHashSet<>();
         TransactionOutcome outcome = start(db, scenario, manager(db, "probe", mongo.client(), (p, id) -> points.add(p)));
         assertThat(outcome.state()).isEqualTo(expectedWithoutCrash(scenario));
-        assertThat(points).hasSizeGreaterThanOrEqualTo(10);
+        assertThat(points).hasSizeGreaterThanOrEqualTo(minPoints(scenario));
         mongo.client().getDatabase(db).drop(); // a probe: its total need not be the one the round started with
         return List.copyOf(points);
     }

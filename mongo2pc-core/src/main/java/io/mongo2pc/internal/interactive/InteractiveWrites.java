@@ -6,11 +6,9 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.FindOneAndUpdateOptions;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.ReturnDocument;
-import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
-import io.mongo2pc.internal.format.CommittedImage;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.Versions;
@@ -25,7 +23,6 @@ import io.mongo2pc.internal.participants.Priority;
 import io.mongo2pc.internal.reads.CommittedReader;
 import io.mongo2pc.internal.tworound.TwoRoundContext;
 import io.mongo2pc.internal.wire.Retrier;
-import io.mongo2pc.internal.wire.WriteCombiner;
 import io.mongo2pc.spi.CrashPoint.Step;
 import org.bson.Document;
 
@@ -35,12 +32,12 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * The participant writes of an interactive transaction's attempt (docs/INTERACTIVE.md, "Committing"):
- * the one-write take of a document written (lock, change, before-image and version + 1, only where
- * the document is as read: its committed version, no lock, no marker), the take of a delete, the
- * two-round insert, and the pessimistic take of a document read (its lock set even over increments in
- * flight, which then drain) with its change under the lock later. Each write is answered in effect, or with why not (changed, held, expired, refused, in
- * doubt). Thread-safe (stateless but for its context).
+ * The participant writes of an interactive transaction's attempt (docs/INTERACTIVE.md, "Committing")
+ * other than the takes of documents as read ({@link TakesAsRead}): the two-round insert, and the
+ * pessimistic take of a document read (its lock set even over increments in flight, which then
+ * drain) with its change under the lock later; and what they share: the lock, the diff, a write
+ * between its crash points. Each write is answered in effect, or with why not (changed, held,
+ * expired, refused, in doubt). Thread-safe (stateless but for its context).
  */
 final class InteractiveWrites {
     private final TwoRoundContext c;
@@ -53,23 +50,6 @@ final class InteractiveWrites {
     Document lock(Attempt a, String kind) {
         return new Document("tx", a.id()).append("kind", kind).append(EntryName.COORDINATOR, c.entries().coordinator())
                 .append(EntryName.NONCE, a.nonce()).append(EntryName.UNTIL, Date.from(a.until())).append(Priority.FIELD, a.priority().written());
-    }
-
-    /** The filter of a document as read: its stored version the committed version read, no marker, no lock, before the deadline. */
-    private static Document asRead(Attempt a, DocumentRef ref, long version) {
-        return Participants.fenced(new Document(Fields.ID, ref.id()).append(Versions.FIELD, Versions.filter(version))
-                .append(Fields.MARKERS + ".0", new Document("$exists", false))
-                .append(Fields.LOCK, new Document("$exists", false)), a.until());
-    }
-
-    /** The before-image kept in the lock: the content as read, its version included. */
-    static Document undoImage(Document content, long version) {
-        Document undo = new Document(content);
-        undo.remove(Fields.ID);
-        if (version != 0) {
-            undo.put(Versions.FIELD, version);
-        }
-        return undo;
     }
 
     /** {@code $set} of the fields of {@code after} that differ from {@code before}, {@code $unset} of those it lacks. */
@@ -90,39 +70,17 @@ final class InteractiveWrites {
         return unset.isEmpty() ? update : update.append("$unset", unset);
     }
 
-    /** An update: taken and changed in one write, if the document is as read. */
-    Prepared takeAndChange(Attempt a, int index, DocumentRef ref, CommittedImage read, Document after) {
-        Document update = diff(read.content(), after);
-        Document set = update.get("$set", Document.class);
-        set.put(Versions.FIELD, read.version() + 1);
-        set.put(Fields.LOCK, lock(a, "update").append(Exclusive.UNDO, undoImage(read.content(), read.version())));
-        return asReadWrite(a, index, ref, read, new UpdateOneModel<>(asRead(a, ref, read.version()), update));
-    }
-
-    /** A delete: the document taken for it, if as read (its release deletes it). */
-    Prepared takeForDelete(Attempt a, int index, DocumentRef ref, CommittedImage read) {
-        Document update = new Document("$set", new Document(Fields.LOCK, lock(a, "delete")));
-        return asReadWrite(a, index, ref, read, new UpdateOneModel<>(asRead(a, ref, read.version()), update));
-    }
-
-    private Prepared asReadWrite(Attempt a, int index, DocumentRef ref, CommittedImage read, UpdateOneModel<Document> write) {
-        return answered(a, Step.APPLY, index, ref, () -> {
-            WriteCombiner.Answer answer = c.targets().combiner(ref).answer(write);
-            if (answer == WriteCombiner.Answer.IN_DOUBT) {
-                return Prepared.IN_DOUBT;
-            }
-            boolean matched = answer == WriteCombiner.Answer.MATCHED
-                    || c.targets().collection(ref).updateOne(write.getFilter(), write.getUpdate()).getMatchedCount() == 1;
-            return matched ? Prepared.IN_EFFECT : whyNot(a, ref, read);
-        });
-    }
-
     /**
      * A write of the attempt between its crash points, retried through transient errors: its answer,
      * in doubt when it failed without one, refused when the server refused it for good.
      */
     private Prepared answered(Attempt a, Step step, int index, DocumentRef ref, Supplier<Prepared> write) {
         c.crashPoints().before(step, index, a.id());
+        return afterBefore(a, step, index, ref, write);
+    }
+
+    /** {@link #answered} past its crash point before. */
+    Prepared afterBefore(Attempt a, Step step, int index, DocumentRef ref, Supplier<Prepared> write) {
         return c.retrier().call(step.name().toLowerCase(java.util.Locale.ROOT), a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
             try {
                 return c.crashPoints().after(write.get(), step, index, a.id());
@@ -138,37 +96,6 @@ final class InteractiveWrites {
                 throw e;
             }
         });
-    }
-
-    /** Why a take of a document as read matched nothing, read back. */
-    private Prepared whyNot(Attempt a, DocumentRef ref, CommittedImage read) {
-        Document current = c.targets().collection(ref).find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
-        if (current == null) {
-            return new Prepared(Kind.CHANGED, ref + " was deleted since it was read", null);
-        }
-        Document lock = current.get(Fields.LOCK, Document.class);
-        if (lock != null && Exclusive.isOf(lock, a.id(), a.nonce())) {
-            return Prepared.IN_EFFECT; // taken before: a lost answer
-        }
-        if (lock != null) {
-            // Taken by a transaction that committed (its release still to come): the document changed since it was read.
-            boolean committed = Exclusive.isTwoRound(lock) && CommittedReader.committedWith(c.store().find(lock.get("tx")), lock);
-            return new Prepared(committed ? Kind.CHANGED : Kind.HELD, ref + (committed ? " was changed by transaction "
-                    : " is taken by transaction ") + lock.get("tx"), lock.get("tx"));
-        }
-        List<Object> markers = current.getList(Fields.MARKERS, Object.class, List.of());
-        if (!markers.isEmpty()) {
-            return new Prepared(Kind.HELD, ref + " has pending transactions " + markers, markers.get(0));
-        }
-        if (Versions.of(current) != read.version()) {
-            return new Prepared(Kind.CHANGED, ref + " was changed since it was read (version " + read.version() + ", now "
-                    + Versions.of(current) + ")", null);
-        }
-        if (c.targets().collection(ref).find(Participants.fenced(new Document(Fields.ID, ref.id()), a.until()))
-                .projection(Projections.include(Fields.ID)).first() == null) {
-            return Prepared.EXPIRED;
-        }
-        return new Prepared(Kind.CHANGED, ref + " changed while it was taken", null); // a race: read it again
     }
 
     /** An insert: the two-round insert of {@code content} (a new document, taken until the release). */

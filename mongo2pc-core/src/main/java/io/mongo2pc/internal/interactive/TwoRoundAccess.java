@@ -1,6 +1,7 @@
 package io.mongo2pc.internal.interactive;
 
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.LeaseLostException;
@@ -41,7 +42,7 @@ import java.util.UUID;
 /**
  * What interactive transactions use of the two-round commit: reads of committed images with their
  * versions ({@link CommittedReader}), the participant writes of an attempt
- * ({@link InteractiveWrites}), resolving what other transactions left ({@link Resolver}), the commit
+ * ({@link TakesAsRead}, {@link InteractiveWrites}), resolving what other transactions left ({@link Resolver}), the commit
  * insert ({@link CommitInsert}), releases and undos ({@link TwoRoundFinish}), and the outcome of a
  * transaction id. Thread-safe.
  * Public for Engine, as are the members they use.
@@ -94,6 +95,7 @@ public final class TwoRoundAccess {
     private final Outcomes outcomes;
     private final StoredOperations operations;
     private final InteractiveWrites writes;
+    private final TakesAsRead takes;
 
     public TwoRoundAccess(TwoRound twoRound, CommittedReader reader, ConsistentCut cut, Outcomes outcomes, StoredOperations operations) {
         this.c = twoRound.context();
@@ -103,6 +105,7 @@ public final class TwoRoundAccess {
         this.outcomes = outcomes;
         this.operations = operations;
         this.writes = new InteractiveWrites(c);
+        this.takes = new TakesAsRead(c, cut, writes);
     }
 
     public TransactionManagerSettings settings() {
@@ -216,11 +219,27 @@ public final class TwoRoundAccess {
     }
 
     public Prepared takeAndChange(Attempt a, int index, DocumentRef ref, CommittedImage read, Document after) {
-        return writes.takeAndChange(a, index, ref, read, after);
+        return takes.takeAndChange(a, index, ref, read, after);
     }
 
     public Prepared takeForDelete(Attempt a, int index, DocumentRef ref, CommittedImage read) {
-        return writes.takeForDelete(a, index, ref, read);
+        return takes.takeForDelete(a, index, ref, read);
+    }
+
+    /** The takes of {@code entries}, documents as read of one collection, written or deleted, in one request (see {@link TakesAsRead#takeAll}). */
+    Prepared[] takeAll(Attempt a, List<Entry> entries) {
+        int[] indexes = new int[entries.size()];
+        List<DocumentRef> refs = new ArrayList<>(entries.size());
+        List<CommittedImage> reads = new ArrayList<>(entries.size());
+        List<UpdateOneModel<Document>> sent = new ArrayList<>(entries.size());
+        for (int i = 0; i < indexes.length; i++) {
+            Entry e = entries.get(i);
+            indexes[i] = e.index;
+            refs.add(e.ref);
+            reads.add(e.read);
+            sent.add(e.current == null ? takes.takeForDeleteWrite(a, e.ref, e.read) : takes.takeAndChangeWrite(a, e.ref, e.read, e.current));
+        }
+        return takes.takeAll(a, indexes, refs, reads, sent);
     }
 
     public Prepared insert(Attempt a, int index, DocumentRef ref, Document content) {

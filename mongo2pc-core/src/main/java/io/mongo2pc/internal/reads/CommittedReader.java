@@ -57,22 +57,41 @@ public final class CommittedReader {
     }
 
     /**
-     * How often a document is read again while it keeps changing before a read that still carries
-     * every transaction not found committed will do; ten times as often, and the read gives up.
+     * How often a document is read again while it keeps changing. Then a validated read (one whose
+     * document versions are checked again before they count) takes the view if the document still
+     * carries every transaction not found committed, and gives up after ten times as many; a plain
+     * read throws {@link KeepsChanging}, for the caller to read it as a cut of one.
      */
     private static final int MAX_ATTEMPTS = 100;
 
+    /**
+     * {@code ref} as of the last committed transaction, at one moment of the read; throws
+     * {@link KeepsChanging} if it changed between each two of many reads.
+     */
     public Optional<Document> read(DocumentRef ref) {
-        return read(ref, this::resolve, Optional.empty());
+        return read(ref, this::resolve, Optional.empty(), false);
     }
 
-    /** {@code ref} as of the last committed transaction, numbers as stored, with its committed version. */
-    public CommittedImage image(DocumentRef ref) {
-        return read(ref, this::image, CommittedImage.NONE);
+    /**
+     * Like {@link #read(DocumentRef)}, for a reader that checks the committed version it read before
+     * the read counts: after many changes, a view whose transactions not found committed are still on
+     * the document will do. It may miss a transaction that committed before another it shows (a
+     * value of no one moment), which moves the version that the check compares.
+     */
+    public <T> T read(DocumentRef ref, Resolution<T> resolution, T missing) {
+        return read(ref, resolution, missing, true);
+    }
+
+    /** A document that changed between each two of many reads: read it as a cut of one ({@link ConsistentCut}). */
+    public static final class KeepsChanging extends TransactionException {
+        KeepsChanging(DocumentRef ref, int attempts) {
+            super("could not read " + ref + " as committed: it changed between each two of " + attempts + " reads; read it again",
+                    null, null);
+        }
     }
 
     /** A document with the transactions it names judged; a document that names any is read again until unchanged. */
-    public <T> T read(DocumentRef ref, Resolution<T> resolution, T missing) {
+    private <T> T read(DocumentRef ref, Resolution<T> resolution, T missing, boolean validated) {
         Document doc = raw(ref);
         for (int attempts = 0; ; attempts++) {
             if (doc == null) {
@@ -94,12 +113,11 @@ public final class CommittedReader {
                 // changes, once each transaction not found committed is still on it (docs/TWO-ROUND.md,
                 // "Read committed": else it may have committed, released and been pruned meanwhile).
                 Document again = raw(ref);
-                if (Objects.equals(again, doc) || attempts >= MAX_ATTEMPTS && stillHeld(doc, again, notCommitted)) {
+                if (Objects.equals(again, doc) || validated && attempts >= MAX_ATTEMPTS && stillHeld(doc, again, notCommitted)) {
                     return view;
                 }
-                if (attempts >= 10 * MAX_ATTEMPTS) {
-                    throw new TransactionException("could not read " + ref + " as committed: it changed between each two of "
-                            + attempts + " reads; read it again", null, null);
+                if (attempts >= (validated ? 10 * MAX_ATTEMPTS : MAX_ATTEMPTS)) {
+                    throw new KeepsChanging(ref, attempts);
                 }
                 doc = again;
             } catch (UnknownTransactionException e) {

@@ -25,6 +25,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -80,6 +81,10 @@ final class RoundOne {
         Map<List<String>, List<Integer>> groups = groups(ops);
         List<Future<WriteCombiner.Answer[]>> answers = new ArrayList<>();
         Map<Integer, Future<Sent>> exclusive = new LinkedHashMap<>();
+        // With nothing else to send meanwhile, the last request goes from this thread: a hand-off to a
+        // sender would only park this thread until the sender's answer woke it.
+        boolean incrementsOnly = ops.stream().allMatch(op -> op instanceof Operation.Increment);
+        int groupsLeft = groups.size();
         try {
             for (List<Integer> group : groups.values()) {
                 List<UpdateOneModel<Document>> writes = new ArrayList<>();
@@ -88,7 +93,8 @@ final class RoundOne {
                     writes.add(entries.prepareWrite((Operation.Increment) ops.get(i), txId, nonce, priority, until));
                 }
                 WriteCombiner combiner = targets.combiner(ops.get(group.get(0)).document());
-                answers.add(SENDERS.submit(() -> combiner.answers(writes)));
+                answers.add(--groupsLeft == 0 && insert == null && incrementsOnly ? inThisThread(combiner, writes)
+                        : SENDERS.submit(() -> combiner.answers(writes)));
             }
             for (int i = 0; i < ops.size(); i++) {
                 if (!(ops.get(i) instanceof Operation.Increment)) {
@@ -237,6 +243,15 @@ final class RoundOne {
     }
 
     /** The answer of each of the {@code writes} prepares of a group. */
+    /** The answers of {@code writes} sent from this thread; a failure is an answer in doubt, as from a sender. */
+    private static Future<WriteCombiner.Answer[]> inThisThread(WriteCombiner combiner, List<UpdateOneModel<Document>> writes) {
+        try {
+            return CompletableFuture.completedFuture(combiner.answers(writes));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     private static WriteCombiner.Answer[] await(Future<WriteCombiner.Answer[]> answer, int writes, Object txId) {
         try {
             return answer.get();
