@@ -36,8 +36,9 @@ class LateApplyTest {
     static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
 
     @ParameterizedTest(name = "request held {0} ms, two-round commit {1}")
-    // lands before its deadline (lease 1 s) / after it; under the two-round commit the held request is round 1's prepares
-    @CsvSource({"600, false", "2500, false", "600, true", "2500, true"})
+    // lands before its deadline (lease 3 s: the owner, its retry and its commit fit in it even on a machine at load 25,
+    // where 1 s did not) / after it; under the two-round commit the held request is round 1's prepares
+    @CsvSource({"600, false", "4000, false", "600, true", "4000, true"})
     void applyDeliveredLateAfterATimeout_takesEffectOnce(int heldMillis, boolean twoRound) throws Exception {
         String db = mongo.database();
         MongoCollection<Document> accounts = mongo.client().getDatabase(db).getCollection("accounts");
@@ -54,7 +55,7 @@ class LateApplyTest {
                      .applyToSocketSettings(s -> s.readTimeout(300, TimeUnit.MILLISECONDS))
                      .applyToClusterSettings(c -> c.serverSelectionTimeout(5, TimeUnit.SECONDS)).build())) {
             TransactionManager manager = TransactionManager.builder().finishInBackground(false).target("default", viaProxy).database(db)
-                    .application("app").twoRoundCommit(twoRound).lease(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(100))
+                    .application("app").twoRoundCommit(twoRound).lease(Duration.ofSeconds(3)).maxClockSkew(Duration.ofMillis(100))
                     .retryTimeout(Duration.ofSeconds(10)).build();
             // the debit's apply is held by the network; the client gives up after 300 ms
             proxy.runBefore(request -> request.contains("update") && request.contains("accounts") && request.contains("$inc"),
