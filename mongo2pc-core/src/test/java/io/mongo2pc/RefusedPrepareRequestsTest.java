@@ -1,13 +1,9 @@
 package io.mongo2pc;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.event.CommandListener;
-import com.mongodb.event.CommandStartedEvent;
 import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testing.CommandsTo;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -64,30 +60,20 @@ class RefusedPrepareRequestsTest {
     }
 
     private MongoClient countingClient() {
-        return MongoClients.create(MongoClientSettings.builder().applyConnectionString(new ConnectionString(mongo.uri()))
-                .addCommandListener(new CommandListener() {
-                    @Override
-                    public void commandStarted(CommandStartedEvent event) {
-                        BsonDocument command = event.getCommand();
-                        BsonValue name = command.get(event.getCommandName());
-                        String target = name != null && name.isString() ? name.asString().getValue() : "";
-                        if (!target.equals("accounts")) {
-                            return;
-                        }
-                        if (event.getCommandName().equals("find")) {
-                            finds.incrementAndGet();
-                        } else if (event.getCommandName().equals("update")) {
-                            for (BsonValue statement : command.getArray("updates", new BsonArray())) {
-                                BsonDocument u = statement.asDocument().getDocument("u");
-                                if (u.containsKey("$push")) {
-                                    prepares.incrementAndGet();
-                                    if (statement.asDocument().getDocument("q").get("_id").equals(new BsonString("B"))) {
-                                        creditPrepares.incrementAndGet();
-                                    }
-                                }
-                            }
+        return CommandsTo.client(mongo.uri(), "accounts", (name, command) -> {
+            if (name.equals("find")) {
+                finds.incrementAndGet();
+            } else if (name.equals("update")) {
+                for (BsonValue statement : command.getArray("updates", new BsonArray())) {
+                    BsonDocument u = statement.asDocument().getDocument("u");
+                    if (u.containsKey("$push")) {
+                        prepares.incrementAndGet();
+                        if (statement.asDocument().getDocument("q").get("_id").equals(new BsonString("B"))) {
+                            creditPrepares.incrementAndGet();
                         }
                     }
-                }).build());
+                }
+            }
+        });
     }
 }

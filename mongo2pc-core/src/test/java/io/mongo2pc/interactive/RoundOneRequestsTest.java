@@ -1,18 +1,14 @@
 package io.mongo2pc.interactive;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
-import com.mongodb.event.CommandListener;
-import com.mongodb.event.CommandStartedEvent;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.TransactionResult;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.spi.CrashPoint.Step;
 import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testing.CommandsTo;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -178,28 +174,21 @@ class RoundOneRequestsTest {
     }
 
     private MongoClient countingClient() {
-        return MongoClients.create(MongoClientSettings.builder().applyConnectionString(new ConnectionString(mongo.uri()))
-                .addCommandListener(new CommandListener() {
-                    @Override
-                    public void commandStarted(CommandStartedEvent event) {
-                        BsonDocument command = event.getCommand();
-                        BsonValue name = command.get(event.getCommandName());
-                        if (!event.getCommandName().equals("update") || name == null || !name.isString()
-                                || !name.asString().getValue().equals("accounts")) {
-                            return;
-                        }
-                        int takes = 0;
-                        for (BsonValue statement : command.getArray("updates", new BsonArray())) {
-                            BsonDocument q = statement.asDocument().getDocument("q");
-                            BsonDocument set = statement.asDocument().getDocument("u").getDocument("$set", new BsonDocument());
-                            if (set.containsKey("_m2pc") && q.containsKey("_m2pc")) {
-                                takes++;
-                            }
-                        }
-                        if (takes > 0) {
-                            takeRequests.add(takes);
-                        }
-                    }
-                }).build());
+        return CommandsTo.client(mongo.uri(), "accounts", (name, command) -> {
+            if (!name.equals("update")) {
+                return;
+            }
+            int takes = 0;
+            for (BsonValue statement : command.getArray("updates", new BsonArray())) {
+                BsonDocument q = statement.asDocument().getDocument("q");
+                BsonDocument set = statement.asDocument().getDocument("u").getDocument("$set", new BsonDocument());
+                if (set.containsKey("_m2pc") && q.containsKey("_m2pc")) {
+                    takes++;
+                }
+            }
+            if (takes > 0) {
+                takeRequests.add(takes);
+            }
+        });
     }
 }
