@@ -127,10 +127,10 @@ public final class Engine {
                 finishing, outcomes, crashPoints, tokens, twoRound);
         this.rollForward = new RollForward(targets, store, operations::of, settings.crashHook(), settings.owner());
         this.committedReader = new CommittedReader(targets, store, operations::of, rollForward::met);
-        this.consistentCut = new ConsistentCut(targets, store, committedReader, operations::of, settings.clock());
+        this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
+        this.consistentCut = new ConsistentCut(documentsById, store, committedReader, operations::of, settings.clock());
         this.admin = new AdminQueries(store, clock, retrier);
         this.pruning = new Pruning(store, admin, retrier, settings.lease(), settings.maxClockSkew());
-        this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
         this.listing = new TransactionListing(store.collection(), admin::serverTime, settings.codecs(), database);
         this.twoRoundAccess = new TwoRoundAccess(twoRound, committedReader, consistentCut, outcomes, operations);
     }

@@ -1,8 +1,8 @@
 package io.mongo2pc.internal.interactive;
 
 import io.mongo2pc.Numbers;
-import io.mongo2pc.internal.reads.Increments;
 import org.bson.BsonTimestamp;
+import io.mongo2pc.internal.format.Copies;
 import org.bson.Document;
 import org.bson.types.Binary;
 import org.bson.types.Decimal128;
@@ -25,7 +25,7 @@ final class BsonValues {
 
     /** A copy of {@code value} at any depth (documents and lists), each other value passed through {@code leaf}. */
     static Object copy(Object value, UnaryOperator<Object> leaf) {
-        return Increments.copy(value, leaf);
+        return Copies.copy(value, leaf);
     }
 
     static Document copy(Document doc) {

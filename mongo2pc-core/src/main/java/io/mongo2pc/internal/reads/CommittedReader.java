@@ -17,6 +17,7 @@ import io.mongo2pc.internal.participants.Inserts;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.wire.Targets;
+import io.mongo2pc.internal.format.Copies;
 import org.bson.Document;
 
 import java.util.ArrayList;
@@ -237,7 +238,7 @@ public final class CommittedReader {
             return Optional.empty();
         }
         // every number in the one type of its scale, at any depth; an id is not an amount: as stored
-        Document normalized = (Document) Increments.copy(image.content(), Numbers::normalized);
+        Document normalized = (Document) Copies.copy(image.content(), Numbers::normalized);
         if (image.content().containsKey(Fields.ID)) {
             normalized.put(Fields.ID, image.content().get(Fields.ID));
         }

@@ -1,6 +1,5 @@
 package io.mongo2pc.internal.reads;
 
-import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
@@ -12,8 +11,9 @@ import io.mongo2pc.internal.format.Versions;
 import io.mongo2pc.internal.participants.Exclusive;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.TransactionStore;
-import io.mongo2pc.internal.wire.Targets;
+import io.mongo2pc.internal.wire.DocumentsById;
 import io.mongo2pc.spi.Clock;
+import io.mongo2pc.internal.format.Copies;
 import org.bson.Document;
 
 import java.time.Duration;
@@ -68,16 +68,16 @@ import java.util.function.Function;
  * Public for the interactive package and Engine, as are the members they use.
  */
 public final class ConsistentCut {
-    private final Targets targets;
+    private final DocumentsById documents;
     private final TransactionStore store;
     private final CommittedReader reader;
     private final Function<Document, List<Operation>> operationsOf;
     /** The local clock of the read's timeout and of the pauses between its attempts. */
     private final Clock clock;
 
-    public ConsistentCut(Targets targets, TransactionStore store, CommittedReader reader,
+    public ConsistentCut(DocumentsById documents, TransactionStore store, CommittedReader reader,
                   Function<Document, List<Operation>> operationsOf, Clock clock) {
-        this.targets = targets;
+        this.documents = documents;
         this.store = store;
         this.reader = reader;
         this.operationsOf = operationsOf;
@@ -186,7 +186,7 @@ public final class ConsistentCut {
         }
         Set<Object> was = keys(named(before));
         Set<Object> is = keys(named(after));
-        Document expected = Increments.copy(before);
+        Document expected = Copies.copy(before);
         long releases = 0; // each release adds 1 to the version; nothing else between two reads may
         for (Object id : named(after)) {
             Document entry = CommittedReader.entryOf(after, id);
@@ -303,7 +303,10 @@ public final class ConsistentCut {
         }
     }
 
-    /** The stored documents of {@code refs} (null where missing), one request per collection. */
+    /**
+     * The stored documents of {@code refs} (null where missing), one request per collection (shared
+     * with other threads' reads of it at the same moment: {@link DocumentsById}).
+     */
     public List<Document> readAll(List<DocumentRef> refs) {
         Map<List<String>, List<Object>> byCollection = new LinkedHashMap<>();
         for (DocumentRef ref : refs) {
@@ -311,10 +314,7 @@ public final class ConsistentCut {
         }
         Map<List<Object>, Document> found = new HashMap<>();
         byCollection.forEach((coll, ids) -> {
-            Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
-            // A projection keeps the read away from the embedded server's torn-read path.
-            for (Document doc : targets.collection(coll.get(0), coll.get(1), coll.get(2)).find(filter)
-                    .projection(Projections.exclude("__none"))) {
+            for (Document doc : documents.readWhole(coll.get(0), coll.get(1), coll.get(2), ids)) {
                 found.put(List.of(coll, key(doc.get(Fields.ID))), doc);
             }
         });

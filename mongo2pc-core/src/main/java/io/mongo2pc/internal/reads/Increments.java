@@ -8,19 +8,16 @@ import org.bson.Document;
 import org.bson.types.Decimal128;
 
 import java.math.BigDecimal;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.UnaryOperator;
 
 /**
  * The arithmetic of increments on stored documents, for readers that add or take away the effect
  * of a transaction: fields by dotted path ({@code "totals.eur"}), amounts added exactly in the
  * type of the stored number (Decimal128 if either is). Stateless.
- * Public for the interactive package ({@link #copy(Object, UnaryOperator)} only).
  */
-public final class Increments {
+final class Increments {
     private Increments() { }
 
     /** The increments {@code ops} make to the document {@code ref}, or null if they make none. */
@@ -57,29 +54,6 @@ public final class Increments {
                 put(doc, e.getKey(), amount);
             }
         }
-    }
-
-    /** A copy of {@code doc} whose embedded documents and lists are copies too. */
-    static Document copy(Document doc) {
-        return (Document) copy(doc, UnaryOperator.identity());
-    }
-
-    /**
-     * A copy of {@code value} at any depth (documents and lists), each other value passed through
-     * {@code leaf}. Public for the interactive package.
-     */
-    public static Object copy(Object value, UnaryOperator<Object> leaf) {
-        if (value instanceof Document d) {
-            Document copy = new Document();
-            d.forEach((k, v) -> copy.put(k, copy(v, leaf)));
-            return copy;
-        }
-        if (value instanceof List<?> list) {
-            List<Object> copy = new ArrayList<>(list.size());
-            list.forEach(v -> copy.add(copy(v, leaf)));
-            return copy;
-        }
-        return leaf.apply(value);
     }
 
     /** True if {@code a} and {@code b} hold the same content, numbers compared by value whatever their type. */

@@ -3,19 +3,25 @@ package io.mongo2pc.internal.wire;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
+import io.mongo2pc.internal.format.Copies;
 import io.mongo2pc.internal.format.Fields;
 import org.bson.Document;
+import org.bson.conversions.Bson;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Documents read by {@code _id}, a few fields each: the reads that concurrent callers make in one
- * collection share requests (a {@link Batcher} per collection and fields, as writes share them in
- * a {@link WriteCombiner}). Thread-safe.
+ * Documents read by {@code _id}, whole or a few fields each: the reads that concurrent callers make
+ * in one collection share requests (a {@link Batcher} per collection and fields, as writes share
+ * them in a {@link WriteCombiner}). A shared request is sent after each of its callers asked and
+ * answered before any of them returns, so each caller reads as if it had sent its own. Thread-safe.
  * Public for Engine, as are the members they use.
  */
 public final class DocumentsById {
@@ -33,32 +39,46 @@ public final class DocumentsById {
 
     /** The stored documents of {@code ids} that exist, with {@code _id} and {@code fields} (ids compared as MongoDB compares them). */
     public List<Document> read(String target, String database, String collection, List<Object> ids, List<String> fields) {
-        MongoCollection<Document> documents = targets.collection(target, database, collection);
         List<String> projected = List.copyOf(fields);
-        return reads.computeIfAbsent(List.of(target, database, collection, projected),
-                key -> new Batcher<>(asked -> find(documents, projected, asked), List::size, MAX_IDS, requestsInFlight))
-                .submit(ids);
+        List<String> included = new ArrayList<>(projected);
+        included.add(Fields.ID);
+        return read(List.of(target, database, collection, projected), Projections.include(included), ids);
+    }
+
+    /** The stored documents of {@code ids} that exist, whole (ids compared as MongoDB compares them). */
+    public List<Document> readWhole(String target, String database, String collection, List<Object> ids) {
+        // A projection keeps the read away from the embedded server's torn-read path.
+        return read(List.of(target, database, collection), Projections.exclude("__none"), ids);
+    }
+
+    private List<Document> read(List<Object> key, Bson projection, List<Object> ids) {
+        return reads.computeIfAbsent(key, k -> {
+            MongoCollection<Document> documents = targets.collection((String) k.get(0), (String) k.get(1), (String) k.get(2));
+            return new Batcher<>(asked -> find(documents, projection, asked), List::size, MAX_IDS, requestsInFlight);
+        }).submit(ids);
     }
 
     /**
      * One find for every caller's ids at once, by {@code _id} (equality, or a bare $in: both are
-     * index lookups); each caller gets its own documents.
+     * index lookups); each caller gets its own documents, copies where several asked for one (a
+     * caller may change what it got).
      */
-    private static List<List<Document>> find(MongoCollection<Document> documents, List<String> fields, List<List<Object>> asked) {
+    private static List<List<Document>> find(MongoCollection<Document> documents, Bson projection, List<List<Object>> asked) {
         List<Object> ids = new ArrayList<>();
         asked.forEach(ids::addAll);
         Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
-        List<String> projection = new ArrayList<>(fields);
-        projection.add(Fields.ID);
         Map<Object, List<Document>> stored = new HashMap<>();
-        for (Document d : documents.find(filter).projection(Projections.include(projection))) {
+        for (Document d : documents.find(filter).projection(projection)) {
             stored.computeIfAbsent(DocumentRef.comparableId(d.get(Fields.ID)), k -> new ArrayList<>()).add(d);
         }
         List<List<Document>> answers = new ArrayList<>(asked.size());
+        Set<Document> given = Collections.newSetFromMap(new IdentityHashMap<>());
         for (List<Object> mine : asked) {
             List<Document> found = new ArrayList<>();
             for (Object id : mine) {
-                found.addAll(stored.getOrDefault(DocumentRef.comparableId(id), List.of()));
+                for (Document d : stored.getOrDefault(DocumentRef.comparableId(id), List.of())) {
+                    found.add(given.add(d) ? d : Copies.copy(d));
+                }
             }
             answers.add(found);
         }
