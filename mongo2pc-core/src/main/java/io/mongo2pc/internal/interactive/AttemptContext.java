@@ -17,6 +17,7 @@ import org.bson.conversions.Bson;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +40,8 @@ final class AttemptContext implements TransactionContext {
     private final boolean pessimistic;
     private final Waits waits;
     private final Map<DocumentRef, Entry> buffer = new LinkedHashMap<>();
+    /** Documents {@link #getAll} read carrying what other transactions left on them, as stored: not in the buffer yet. */
+    private final Map<DocumentRef, Document> unclean = new HashMap<>();
     private Lost lost;
     /** A document this attempt took and waits to drain of increments (not in the buffer yet), or null. */
     private DocumentRef draining;
@@ -113,10 +116,14 @@ final class AttemptContext implements TransactionContext {
                 }
             }
             if (unread.size() > 1) {
-                List<Reading> readings = readAll(unread);
+                // What other transactions left on a document is not judged here: its own read resolves it first.
+                List<Document> stored = readStored(unread);
                 for (int i = 0; i < unread.size(); i++) {
-                    if (readings.get(i).clean()) {
-                        buffer.put(unread.get(i), new Entry(unread.get(i), buffer.size(), readings.get(i).image(), null));
+                    if (Reading.isClean(stored.get(i))) {
+                        Reading reading = access.cleanReading(unread.get(i), stored.get(i));
+                        buffer.put(unread.get(i), new Entry(unread.get(i), buffer.size(), reading.image(), null));
+                    } else {
+                        unclean.put(unread.get(i), stored.get(i));
                     }
                 }
             }
@@ -126,9 +133,9 @@ final class AttemptContext implements TransactionContext {
         return views;
     }
 
-    private List<Reading> readAll(List<DocumentRef> refs) {
+    private List<Document> readStored(List<DocumentRef> refs) {
         try {
-            return access.readAll(attempt.id(), refs);
+            return access.readStored(attempt.id(), refs);
         } catch (RuntimeException e) {
             failure = e;
             throw e;
@@ -244,7 +251,7 @@ final class AttemptContext implements TransactionContext {
         }
         access.checkReference(ref);
         try {
-            entry = pessimistic ? take(key) : read(key);
+            entry = pessimistic ? take(key) : read(key, unclean.remove(key));
         } catch (Lost e) {
             lost = e;
             throw e;
@@ -263,9 +270,14 @@ final class AttemptContext implements TransactionContext {
      * document is rolled forward first, so that the attempt's write finds it clean; what others hold
      * and have not committed is not waited for (the view leaves it out, as readCommitted does; a
      * write of the attempt to that document will then meet it at the commit and lose).
+     * {@code readBefore}: the document as {@link #getAll} found it (not clean), resolved first; or null.
      */
-    private Entry read(DocumentRef ref) {
-        for (int round = 0; ; round++) {
+    private Entry read(DocumentRef ref, Document readBefore) {
+        int first = 0;
+        if (readBefore != null && access.resolve(attempt, ref, readBefore) > 0) {
+            first = 1; // what getAll found on it resolved: read it now as after a first round
+        }
+        for (int round = first; ; round++) {
             Reading reading = access.read(attempt.id(), ref);
             if (reading.clean() || round >= 3 || access.resolve(attempt, ref, reading.stored()) == 0) {
                 return new Entry(ref, buffer.size(), reading.image(), null);

@@ -72,6 +72,11 @@ public final class TwoRoundAccess {
     public record Reading(CommittedImage image, Document stored) {
         /** True if the stored document carries nothing of other transactions (no marker, no lock). */
         public boolean clean() {
+            return isClean(stored);
+        }
+
+        /** True if {@code stored} (null: missing) carries nothing of other transactions (no marker, no lock). */
+        public static boolean isClean(Document stored) {
             return stored == null || !stored.containsKey(Fields.LOCK) && !CommittedReader.hasEntries(stored)
                     && stored.getList(Fields.MARKERS, Object.class, List.of()).isEmpty();
         }
@@ -177,6 +182,22 @@ public final class TwoRoundAccess {
     public Reading read(Object id, DocumentRef ref) {
         return c.retrier().call("read", id, null, () -> reader.read(ref,
                 (r, doc, transaction) -> new Reading(reader.image(r, doc, transaction), doc), new Reading(CommittedImage.NONE, null)));
+    }
+
+    /**
+     * The stored documents of {@code refs} (null where missing), one read per collection; nothing of
+     * other transactions on them is judged (see {@link #cleanReading}).
+     */
+    public List<Document> readStored(Object id, List<DocumentRef> refs) {
+        return c.retrier().call("read", id, null, () -> cut.readAll(refs));
+    }
+
+    /** The reading of {@code stored}, a document of {@code ref} that carries nothing of other transactions ({@link Reading#isClean}). */
+    public Reading cleanReading(DocumentRef ref, Document stored) {
+        if (!Reading.isClean(stored)) {
+            throw new IllegalArgumentException(ref + " carries other transactions' markers or lock: its committed image needs their states");
+        }
+        return stored == null ? new Reading(CommittedImage.NONE, null) : new Reading(reader.image(ref, stored, tx -> null), stored);
     }
 
     /**
