@@ -98,7 +98,9 @@ public final class Engine {
                 settings.combinedRequestsInFlight());
         String database = settings.database();
         String collection = settings.transactionsCollection();
-        this.store = new TransactionStore(targets.collection(DocumentRef.DEFAULT_TARGET, database, collection));
+        this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
+        this.store = new TransactionStore(targets.collection(DocumentRef.DEFAULT_TARGET, database, collection),
+                documentsById.wholeOf(DocumentRef.DEFAULT_TARGET, database, collection));
         ServerClock clock = new ServerClock(targets.collection(DocumentRef.DEFAULT_TARGET, database, collection + "_clock"));
         this.retrier = new Retrier(settings.retryTimeout(), settings.clock());
         CrashPoints crashPoints = new CrashPoints(settings.crashHook());
@@ -126,8 +128,7 @@ public final class Engine {
         this.starter = new Starter(settings, store, clock, retrier, transactionWrites, operations, writes, coordinator,
                 finishing, outcomes, crashPoints, tokens, twoRound);
         this.rollForward = new RollForward(targets, store, operations::of, settings.crashHook(), settings.owner());
-        this.committedReader = new CommittedReader(targets, store, operations::of, rollForward::met);
-        this.documentsById = new DocumentsById(targets, settings.combinedRequestsInFlight());
+        this.committedReader = new CommittedReader(documentsById, store, operations::of, rollForward::met);
         this.consistentCut = new ConsistentCut(documentsById, store, committedReader, operations::of, settings.clock());
         this.admin = new AdminQueries(store, clock, retrier);
         this.pruning = new Pruning(store, admin, retrier, settings.lease(), settings.maxClockSkew());

@@ -1,12 +1,12 @@
 package io.mongo2pc.internal.reads;
 
-import com.mongodb.client.model.Projections;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Numbers;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.CommittedImage;
+import io.mongo2pc.internal.format.Copies;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.Ids;
@@ -16,8 +16,7 @@ import io.mongo2pc.internal.participants.Exclusive;
 import io.mongo2pc.internal.participants.Inserts;
 import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.TransactionStore;
-import io.mongo2pc.internal.wire.Targets;
-import io.mongo2pc.internal.format.Copies;
+import io.mongo2pc.internal.wire.DocumentsById;
 import org.bson.Document;
 
 import java.util.ArrayList;
@@ -43,15 +42,15 @@ import java.util.function.Function;
  * Public for the interactive package and Engine, as are the members they use.
  */
 public final class CommittedReader {
-    private final Targets targets;
+    private final DocumentsById documents;
     private final TransactionStore store;
     private final Function<Document, List<Operation>> operationsOf;
     /** Told of each committed two-round transaction whose marker a read met, to be rolled forward off the read's path. */
     private final Consumer<Object> committedMet;
 
-    public CommittedReader(Targets targets, TransactionStore store, Function<Document, List<Operation>> operationsOf,
+    public CommittedReader(DocumentsById documents, TransactionStore store, Function<Document, List<Operation>> operationsOf,
                     Consumer<Object> committedMet) {
-        this.targets = targets;
+        this.documents = documents;
         this.store = store;
         this.operationsOf = operationsOf;
         this.committedMet = committedMet;
@@ -224,7 +223,8 @@ public final class CommittedReader {
     }
 
     private Document raw(DocumentRef ref) {
-        return targets.collection(ref).find(new Document(Fields.ID, ref.id())).projection(Projections.exclude("__none")).first();
+        List<Document> found = documents.readWhole(ref.target(), ref.database(), ref.collection(), List.of(ref.id()));
+        return found.isEmpty() ? null : found.get(0);
     }
 
     /**

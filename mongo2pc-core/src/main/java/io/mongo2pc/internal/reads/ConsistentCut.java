@@ -4,6 +4,7 @@ import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
 import io.mongo2pc.TransactionState;
+import io.mongo2pc.internal.format.Copies;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.TwoRoundFields;
@@ -13,7 +14,6 @@ import io.mongo2pc.internal.state.LateCommit;
 import io.mongo2pc.internal.state.TransactionStore;
 import io.mongo2pc.internal.wire.DocumentsById;
 import io.mongo2pc.spi.Clock;
-import io.mongo2pc.internal.format.Copies;
 import org.bson.Document;
 
 import java.time.Duration;

@@ -23,6 +23,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * The coordinator collection. Every stored state change is a named {@link Transition} performed
@@ -33,9 +34,12 @@ import java.util.List;
  */
 public final class TransactionStore {
     private final MongoCollection<Document> transactions;
+    /** The transactions with the ids asked for that exist, whole: reads shared with other threads' (DocumentsById). */
+    private final Function<List<Object>, List<Document>> byIds;
 
-    public TransactionStore(MongoCollection<Document> transactions) {
+    public TransactionStore(MongoCollection<Document> transactions, Function<List<Object>, List<Document>> byIds) {
         this.transactions = transactions;
+        this.byIds = byIds;
     }
 
     public MongoCollection<Document> collection() {
@@ -239,14 +243,15 @@ public final class TransactionStore {
         return terminal;
     }
 
-    /** The transactions with these ids that exist, in one request. */
+    /** The transactions with these ids that exist, in one request (shared with other threads' reads at the same moment). */
     public List<Document> findAll(List<Object> ids) {
-        Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
-        return transactions.find(filter).projection(Projections.exclude("__none")).into(new ArrayList<>());
+        return byIds.apply(ids);
     }
 
+    /** The transaction {@code id}, or null (read in a request shared with other threads' reads at the same moment). */
     public Document find(Object id) {
-        return transactions.find(new Document(Fields.ID, id)).projection(Projections.exclude("__none")).first();
+        List<Document> found = byIds.apply(List.of(id));
+        return found.isEmpty() ? null : found.get(0);
     }
 
     /**

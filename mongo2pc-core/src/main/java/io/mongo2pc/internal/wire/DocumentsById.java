@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * Documents read by {@code _id}, whole or a few fields each: the reads that concurrent callers make
@@ -49,6 +50,11 @@ public final class DocumentsById {
     public List<Document> readWhole(String target, String database, String collection, List<Object> ids) {
         // A projection keeps the read away from the embedded server's torn-read path.
         return read(List.of(target, database, collection), Projections.exclude("__none"), ids);
+    }
+
+    /** {@link #readWhole} of one collection. */
+    public Function<List<Object>, List<Document>> wholeOf(String target, String database, String collection) {
+        return ids -> readWhole(target, database, collection, ids);
     }
 
     private List<Document> read(List<Object> key, Bson projection, List<Object> ids) {

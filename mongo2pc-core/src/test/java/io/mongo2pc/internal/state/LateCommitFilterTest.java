@@ -61,7 +61,8 @@ class LateCommitFilterTest {
         Document late = doc("late", 2, "applied", LATER, EARLY).append("nonce", "n");
         Document inTime = doc("in time", 2, "applied", EARLY, LATER).append("nonce", "n");
         transactions.insertMany(List.of(late, inTime));
-        TransactionStore store = new TransactionStore(transactions);
+        TransactionStore store = new TransactionStore(transactions,
+                ids -> transactions.find(new Document("_id", new Document("$in", ids))).into(new ArrayList<>()));
 
         assertThat(store.repair(late)).as("the late document repaired").isTrue();
         assertThat(store.repair(late)).as("repaired again: matches nothing").isFalse();
