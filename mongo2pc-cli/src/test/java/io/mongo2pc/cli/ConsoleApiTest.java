@@ -304,7 +304,7 @@ class ConsoleApiTest {
     void databaseDown_is503_andThePageIsStillServed() {
         EmbeddedServer server = EmbeddedServer.inMemory().start();
         try {
-            console = new ConsoleFixture(List.of("--uri", server.uri(), "--db", "down"));
+            console = new ConsoleFixture(ConsoleFixture.givingUpQuickly(server.uri(), "down"));
             assertThat(console.status().get("done").asInt()).isZero();
 
             server.close();
