@@ -152,7 +152,8 @@ public final class Main implements Runnable {
             return layout.toString();
         });
         List<String> footer = new ArrayList<>(List.of(spec.usageMessage().footer()));
-        footer.add("Global options (--uri, --db, --app, --lease, --retry-timeout, --target): see `mongo2pc --help`.");
+        footer.add("Global options (--uri, --db, --app, --lease, --retry-timeout, --target):");
+        footer.add("see `mongo2pc --help`.");
         spec.usageMessage().footer(footer.toArray(String[]::new));
         cl.getSubcommands().values().forEach(Main::showGlobalOptionsOnce);
     }
