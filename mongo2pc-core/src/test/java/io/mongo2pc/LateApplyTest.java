@@ -17,7 +17,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -58,11 +61,23 @@ class LateApplyTest {
                     .application("app").twoRoundCommit(twoRound).lease(Duration.ofSeconds(3)).maxClockSkew(Duration.ofMillis(100))
                     .retryTimeout(Duration.ofSeconds(10)).build();
             // the debit's apply is held by the network; the client gives up after 300 ms
-            proxy.runBefore(request -> request.contains("update") && request.contains("accounts") && request.contains("$inc"),
-                    () -> {
-                        held.incrementAndGet();
-                        sleep(heldMillis);
-                    });
+            Predicate<String> apply = request -> request.contains("update") && request.contains("accounts") && request.contains("$inc");
+            AtomicReference<Thread> holding = new AtomicReference<>();
+            AtomicInteger sent = new AtomicInteger();
+            AtomicBoolean heldSent = new AtomicBoolean();
+            proxy.runBefore(apply, () -> {
+                held.incrementAndGet();
+                holding.set(Thread.currentThread());
+                sleep(heldMillis);
+            });
+            // after the hold, just before each such request goes on to the server: counted, the held one noted
+            proxy.runBeforeEvery(apply, () -> {
+                sent.incrementAndGet();
+                if (Thread.currentThread() == holding.get()) {
+                    heldSent.set(true);
+                }
+            });
+            proxy.countAnswers(apply);
 
             TransactionOutcome outcome = manager.run(List.of(
                     Operation.increment(a, "balance", -30L, new Document("balance", new Document("$gte", 30L))),
@@ -70,7 +85,12 @@ class LateApplyTest {
 
             assertThat(held).as("the apply was held").hasValue(1);
             assertThat(outcome.state()).as(String.valueOf(outcome.reason())).isEqualTo(TransactionState.DONE);
-            Thread.sleep(Math.max(0, heldMillis - 300) + 500); // whatever was held has reached the server
+            // whatever was held has reached the server: it was sent on, and the server answered every such request
+            long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!(heldSent.get() && proxy.answered.get() >= sent.get()) && System.nanoTime() < giveUp) {
+                Thread.sleep(20);
+            }
+            assertThat(heldSent).as("the held request went on to the server").isTrue();
             List<Document> after = accounts.find().sort(new Document("_id", 1)).into(new ArrayList<>());
             assertThat(after.get(0).getLong("balance")).as("A after one transfer of 30").isEqualTo(70L);
             assertThat(after.get(0).getList("pendingTransactions", Object.class)).as("markers on A").isEmpty();

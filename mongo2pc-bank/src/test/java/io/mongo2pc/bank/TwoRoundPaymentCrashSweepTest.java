@@ -30,7 +30,7 @@ class TwoRoundPaymentCrashSweepTest extends io.mongo2pc.sweeps.CrashPointSweepTe
 
     @Override
     protected void afterCrash(String db) {
-        io.mongo2pc.sweeps.Orphans.awaitResolvable(mongo.client().getDatabase(db), SKEW);
+        io.mongo2pc.sweeps.Orphans.expire(mongo.client().getDatabase(db), SKEW);
     }
 
     @Override

@@ -23,7 +23,7 @@ import java.util.Map;
 /**
  * The {@code mongo2pc} command line. Global options come before the command:
  * <pre>
- * mongo2pc [--uri URI] [--db NAME] [--app NAME] [--lease DURATION] COMMAND ...
+ * mongo2pc [--uri URI] [--db NAME] [--app NAME] [--lease DURATION] [--retry-timeout DURATION] COMMAND ...
  * </pre>
  * Exit codes: 0 ok; 1 not ok or an unexpected error; 2 bad input; 3 canceled / cannot cancel; 4 not found
  * ({@code inspect}, {@code read}, {@code cancel}).
@@ -81,6 +81,11 @@ public final class Main implements Runnable {
             converter = DurationConverter.class,
             description = "how long an owner may stay silent before others take its transactions over (default: ${DEFAULT-VALUE})")
     Duration lease;
+
+    @Option(names = "--retry-timeout", paramLabel = "DURATION", defaultValue = "30s", scope = ScopeType.INHERIT,
+            converter = DurationConverter.class,
+            description = "how long a step is retried through database errors before the command gives up (default: ${DEFAULT-VALUE})")
+    Duration retryTimeout;
 
     @Option(names = "--target", paramLabel = "NAME=URI",
             description = "another MongoDB that operations with \"target\": NAME reach (tx, recover, read); repeatable")
@@ -147,7 +152,8 @@ public final class Main implements Runnable {
             return layout.toString();
         });
         List<String> footer = new ArrayList<>(List.of(spec.usageMessage().footer()));
-        footer.add("Global options (--uri, --db, --app, --lease, --target): see `mongo2pc --help`.");
+        footer.add("Global options (--uri, --db, --app, --lease, --retry-timeout, --target):");
+        footer.add("see `mongo2pc --help`.");
         spec.usageMessage().footer(footer.toArray(String[]::new));
         cl.getSubcommands().values().forEach(Main::showGlobalOptionsOnce);
     }
@@ -190,6 +196,10 @@ public final class Main implements Runnable {
 
     Duration lease() {
         return lease;
+    }
+
+    Duration retryTimeout() {
+        return retryTimeout;
     }
 
     /** The targets given before the command ({@code --target NAME=URI}), name to URI. */

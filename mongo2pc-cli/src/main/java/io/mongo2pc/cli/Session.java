@@ -52,7 +52,7 @@ public final class Session implements AutoCloseable {
         Map<String, String> targets = new java.util.LinkedHashMap<>(globals.targets()); // --target before the command
         targets.putAll(commandTargets);
         // Check the settings before connecting, so bad input fails fast with exit 2.
-        newBuilder(null, database, globals.application(), globals.lease());
+        newBuilder(null, database, globals.application(), globals.lease(), globals.retryTimeout());
         for (String name : targets.keySet()) {
             if (name.equals(DocumentRef.DEFAULT_TARGET) || name.isBlank() || name.contains("/")) {
                 throw CliException.badInput("invalid --target name '" + name + "': give NAME=URI with a NAME other than "
@@ -62,7 +62,8 @@ public final class Session implements AutoCloseable {
         Connection connection = Connection.open(globals.uri(), serveOthers, createData);
         List<MongoClient> extra = new ArrayList<>();
         try {
-            TransactionManagerBuilder builder = newBuilder(connection, database, globals.application(), globals.lease());
+            TransactionManagerBuilder builder = newBuilder(connection, database, globals.application(), globals.lease(),
+                    globals.retryTimeout());
             for (Map.Entry<String, String> target : targets.entrySet()) {
                 MongoClient client = Connection.connect(target.getValue(), Connection.SERVER_SELECTION_SECONDS,
                         "--target " + target.getKey());
@@ -78,13 +79,13 @@ public final class Session implements AutoCloseable {
     }
 
     private static TransactionManagerBuilder newBuilder(Connection connection, String database, String application,
-                                                        Duration lease) {
+                                                        Duration lease, Duration retryTimeout) {
         TransactionManagerBuilder builder = TransactionManager.builder();
         if (lease.isZero()) {
             throw CliException.badInput("--lease must be more than 0, e.g. 30s: it is how long an owner may stay silent");
         }
         try {
-            builder.database(database).application(application).lease(lease);
+            builder.database(database).application(application).lease(lease).retryTimeout(retryTimeout);
         } catch (IllegalArgumentException e) {
             throw CliException.badInput(e.getMessage());
         }
@@ -101,7 +102,8 @@ public final class Session implements AutoCloseable {
      * application name; with {@code tutorialRules}, every transaction by the tutorial's rules.
      */
     TransactionManager newManager(String application, Duration lease, CrashHook crashHook, boolean tutorialRules) {
-        TransactionManagerBuilder builder = newBuilder(connection, database, application, lease).crashHook(crashHook);
+        TransactionManagerBuilder builder = newBuilder(connection, database, application, lease, manager.settings().retryTimeout())
+                .crashHook(crashHook);
         return (tutorialRules ? builder.twoRoundCommit(false) : builder).build();
     }
 
@@ -119,7 +121,7 @@ public final class Session implements AutoCloseable {
     public TransactionManager newBenchManager(boolean finishInBackground, Integer combinedRequestsInFlight, Boolean twoRoundCommit,
                                               boolean commitInsert) {
         TransactionManagerBuilder builder = newBuilder(connection, database, manager.settings().application(),
-                manager.settings().lease()).finishInBackground(finishInBackground);
+                manager.settings().lease(), manager.settings().retryTimeout()).finishInBackground(finishInBackground);
         if (twoRoundCommit != null) {
             builder.twoRoundCommit(twoRoundCommit);
         }

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.mongo2pc.cli.ProcessHarness.Ledger;
+import io.mongo2pc.sweeps.Orphans;
+import io.mongo2pc.testkit.EmbeddedMongo;
 import io.mongo2pc.cli.ProcessHarness.Result;
 import io.mongo2pc.cli.ProcessHarness.Running;
 
@@ -196,6 +198,11 @@ class CliProcessIT {
         victim.process().destroyForcibly();
         victim.process().waitFor(10, TimeUnit.SECONDS);
         assertThat(leftOpen).as("the victim was killed in the middle of a transfer").isPositive();
+        // The victim is dead: its leases (30 s, the default) and the deadlines of its prepares without
+        // a document are moved into the past rather than waited out; the rescuer judges them as it
+        // would once that time had passed.
+        EmbeddedMongo.expireLeases(client(uri), "kill");
+        Orphans.expire(client(uri).getDatabase("kill"), Duration.ofSeconds(1));
 
         Running rescuer = start(dir, "--uri", uri, "--db", "kill", "--app", "rescuer", "--lease", "2s", "worker",
                 "--drain", "--threads", "2", "--scan-period", "200ms");

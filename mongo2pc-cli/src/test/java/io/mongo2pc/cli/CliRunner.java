@@ -9,6 +9,7 @@ import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /** Runs CLI commands in this JVM, as {@code new CommandLine(new Main()).execute(args)} with captured output. */
 final class CliRunner {
@@ -50,12 +51,38 @@ final class CliRunner {
     Result run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
+        int exit = commandLine(out, err).execute(command(args));
+        return new Result(exit, out.toString(), err.toString());
+    }
+
+    /** Starts a command in a thread of this JVM, whose output can be read while it runs. */
+    Running start(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cl = commandLine(out, err);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> cl.execute(command(args)),
+                task -> new Thread(task, "cli-command").start());
+        return new Running(exit, out, err);
+    }
+
+    /** A command running in a thread of this JVM. */
+    record Running(CompletableFuture<Integer> exit, StringWriter out, StringWriter err) {
+        /** Waits for the command to end and returns its result. */
+        Result join() {
+            return new Result(exit.join(), out.toString(), err.toString());
+        }
+    }
+
+    private static CommandLine commandLine(StringWriter out, StringWriter err) {
         CommandLine cl = Main.configure(new CommandLine(new Main()));
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
+        return cl;
+    }
+
+    private String[] command(String... args) {
         List<String> all = new ArrayList<>(globals);
         all.addAll(List.of(args));
-        int exit = cl.execute(all.toArray(String[]::new));
-        return new Result(exit, out.toString(), err.toString());
+        return all.toArray(String[]::new);
     }
 }

@@ -156,7 +156,7 @@ class ConsoleBrowserTest extends ConsoleBrowserBase {
     void databaseDown_showsABanner_andThePageStays() {
         EmbeddedServer server = EmbeddedServer.inMemory().start();
         try {
-            console = new ConsoleFixture(List.of("--uri", server.uri(), "--db", "down"));
+            console = new ConsoleFixture(ConsoleFixture.givingUpQuickly(server.uri(), "down"));
             browser.get(console.url());
             waitForText(By.id("count-done"), "0");
 

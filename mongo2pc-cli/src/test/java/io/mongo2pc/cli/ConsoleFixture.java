@@ -66,6 +66,15 @@ final class ConsoleFixture implements AutoCloseable {
         url = m.group(1);
     }
 
+    /**
+     * The global options of a console on the server at {@code uri} that gives up on a read within
+     * seconds once that server is gone: a second of server selection and a second of retries
+     * ({@code --retry-timeout}), not the defaults' 5 s and 30 s.
+     */
+    static List<String> givingUpQuickly(String uri, String database) {
+        return List.of("--uri", uri + "/?serverSelectionTimeoutMS=1000", "--retry-timeout", "1s", "--db", database);
+    }
+
     /** Sends this token in the token header from now on (null: none). */
     ConsoleFixture withToken(String token) {
         this.token = token;

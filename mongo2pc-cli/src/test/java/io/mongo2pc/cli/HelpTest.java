@@ -50,7 +50,7 @@ class HelpTest {
             CliRunner.Result help = cli.run("help", command);
             assertThat(help.out()).as(command).doesNotContain("--uri=", "--lease=", "--db=").contains("see `mongo2pc --help`");
         }
-        assertThat(root.out()).contains("--uri=URI", "--lease=DURATION", "--db=NAME", "--target=NAME=URI");
+        assertThat(root.out()).contains("--uri=URI", "--lease=DURATION", "--retry-timeout=DURATION", "--db=NAME", "--target=NAME=URI");
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.spi.CrashPoint;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
+import io.mongo2pc.sweeps.Orphans;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -67,10 +69,16 @@ class WhyNothingHappenedTest {
     }
 
     @Test
-    void workerDrain_namesTheOwnersLease_notItsOwn() {
+    void workerDrain_namesTheOwnersLease_notItsOwn() throws InterruptedException {
         crashedTransfer(Duration.ofSeconds(8));
 
-        CliRunner.Result r = cli.run("--lease", "30s", "worker", "--drain");
+        CliRunner.Running worker = cli.start("--lease", "30s", "worker", "--drain");
+        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!worker.out().toString().contains("waiting for 1 open") && !worker.exit().isDone() && System.nanoTime() < giveUp) {
+            Thread.sleep(20);
+        }
+        mongo.expireLeases(mongo.database()); // once the worker said what it waits for, the owner's lease runs out
+        CliRunner.Result r = worker.join();
 
         assertThat(r.exitCode()).as(r.toString()).isZero();
         assertThat(r.out()).contains("waiting for 1 open transaction(s): 1 not stale yet: its owner's lease of 8s runs out at")
@@ -84,7 +92,7 @@ class WhyNothingHappenedTest {
      * has passed, {@code recover}'s sweep gives the debit back behind a tombstone and counts it canceled.
      */
     @Test
-    void recover_cancelsATransferWhoseOwnerDiedBeforeItsCommitInsert_onceItsDeadlinePassed() throws InterruptedException {
+    void recover_cancelsATransferWhoseOwnerDiedBeforeItsCommitInsert_onceItsDeadlinePassed() {
         Duration lease = Duration.ofSeconds(2);
         TransactionManager owner = Bank.configure(TestManagers.builder(mongo.client(), mongo.database(), "crashed")
                 .lease(lease).crashHook((point, id) -> {
@@ -102,7 +110,8 @@ class WhyNothingHappenedTest {
         assertThat(cli.run("inspect", id).exitCode()).as("no document before the commit insert: not found").isEqualTo(4);
         assertThat(cli.run("verify", "--expect-total", "2000").exitCode()).as("the debit's hold").isEqualTo(1);
 
-        Thread.sleep(lease.plusMillis(500).toMillis()); // past the owner's deadline and the clock skew (this host's clock)
+        // The owner is dead: its prepares' deadline is moved past, with recover's clock skew (1 s at --lease 2s).
+        Orphans.expire(mongo.client().getDatabase(mongo.database()), Duration.ofSeconds(1));
         CliRunner.Result r = cli.run("--lease", "2s", "recover", "--json");
 
         assertThat(r.exitCode()).as(r.toString()).isZero();

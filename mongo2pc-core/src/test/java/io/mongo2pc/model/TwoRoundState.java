@@ -338,9 +338,10 @@ final class TwoRoundState {
         return b.toString();
     }
 
+    /** A write's 30-bit code as four characters below 256, so that keys stay one byte a character. */
     private static void appendMsg(StringBuilder b, Msg m) {
         long c = m.code();
-        b.append((char) (c & 0xFFFF)).append((char) (c >>> 16 & 0xFFFF));
+        b.append((char) (c & 0xFF)).append((char) (c >>> 8 & 0xFF)).append((char) (c >>> 16 & 0xFF)).append((char) (c >>> 24 & 0xFF));
     }
 
     @Override

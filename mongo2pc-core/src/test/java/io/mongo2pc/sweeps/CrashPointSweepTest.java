@@ -203,8 +203,8 @@ public class CrashPointSweepTest {
     }
 
     /**
-     * Called after the owner crashed and before another instance recovers: the two-round sweep
-     * waits there until prepares without a transaction document can be resolved.
+     * Called after the owner crashed and before another instance recovers: the two-round sweeps
+     * make prepares without a transaction document resolvable there ({@link Orphans}).
      */
     protected void afterCrash(String db) {
     }
