@@ -14,4 +14,13 @@ public final class Ids {
         }
         return a != null && a.equals(b);
     }
+
+    /** An id as a map key that matches as MongoDB matches ids: the numbers 1, 1L, 1.0 and Decimal128 1 alike. */
+    public static Object key(Object id) {
+        if (id instanceof Number n) {
+            double d = n.doubleValue();
+            return d == Math.rint(d) && !Double.isInfinite(d) && Math.abs(d) < 0x1p63 ? (Object) n.longValue() : (Object) d;
+        }
+        return id;
+    }
 }

@@ -1,5 +1,6 @@
 package io.mongo2pc.internal.interactive;
 
+import io.mongo2pc.internal.format.Ids;
 import com.mongodb.MongoException;
 import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.UpdateOneModel;
@@ -155,14 +156,14 @@ final class TakesAsRead {
                 }
             }
             if (!held.isEmpty()) {
-                c.store().findAll(List.copyOf(held)).forEach(tx -> holders.put(ConsistentCut.key(tx.get(Fields.ID)), tx));
+                c.store().findAll(List.copyOf(held)).forEach(tx -> holders.put(Ids.key(tx.get(Fields.ID)), tx));
             }
         } catch (MongoException e) {
             return; // each settled on its own
         }
         for (int i = 0, u = 0; i < known.length; i++) {
             if (known[i] == null) {
-                known[i] = shown(a, refs.get(i), reads.get(i), stored.get(u++), id -> holders.get(ConsistentCut.key(id)));
+                known[i] = shown(a, refs.get(i), reads.get(i), stored.get(u++), id -> holders.get(Ids.key(id)));
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.mongo2pc.internal.interactive;
 
+import io.mongo2pc.internal.format.Ids;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.DocumentRef;
@@ -213,13 +214,13 @@ public final class TwoRoundAccess {
                 stored.forEach(doc -> named.addAll(ConsistentCut.named(doc)));
                 Map<Object, Document> states = new HashMap<>();
                 if (!named.isEmpty()) {
-                    c.store().findAll(List.copyOf(named)).forEach(tx -> states.put(ConsistentCut.key(tx.get(Fields.ID)), tx));
+                    c.store().findAll(List.copyOf(named)).forEach(tx -> states.put(Ids.key(tx.get(Fields.ID)), tx));
                 }
                 List<Reading> readings = new ArrayList<>(refs.size());
                 for (int i = 0; i < refs.size(); i++) {
                     Document doc = stored.get(i);
                     readings.add(doc == null ? new Reading(CommittedImage.NONE, null)
-                            : new Reading(reader.image(refs.get(i), doc, txId -> states.get(ConsistentCut.key(txId))), doc));
+                            : new Reading(reader.image(refs.get(i), doc, txId -> states.get(Ids.key(txId))), doc));
                 }
                 if (named.isEmpty()) {
                     return readings;

@@ -1,5 +1,7 @@
 package io.mongo2pc.internal.reads;
 
+import static io.mongo2pc.internal.format.Ids.key;
+
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.TransactionException;
@@ -364,15 +366,6 @@ public final class ConsistentCut {
         Set<Object> keys = new LinkedHashSet<>();
         ids.forEach(id -> keys.add(key(id)));
         return keys;
-    }
-
-    /** An id as a map key that matches as MongoDB matches ids: the numbers 1, 1L and 1.0 alike. */
-    public static Object key(Object id) {
-        if (id instanceof Number n) {
-            double d = n.doubleValue();
-            return d == Math.rint(d) && !Double.isInfinite(d) && Math.abs(d) < 0x1p63 ? (Object) n.longValue() : (Object) d;
-        }
-        return id;
     }
 
     /** A short pause between attempts (a few milliseconds at most, never past the deadline), so readers do not move in step. */

@@ -1,5 +1,6 @@
 package io.mongo2pc.internal.reads;
 
+import io.mongo2pc.internal.format.Ids;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.UpdateOneModel;
 import io.mongo2pc.Operation;
@@ -57,7 +58,7 @@ public final class RollForward {
     private final TransactionStore store;
     private final Function<Document, List<Operation>> operationsOf;
     private final CrashHook crashHook;
-    /** Ids handed over and not yet taken by a round (by {@link ConsistentCut#key}): each is queued once. */
+    /** Ids handed over and not yet taken by a round (by {@link Ids#key}): each is queued once. */
     private final Set<Object> queued = ConcurrentHashMap.newKeySet();
     private final Finisher<Object> thread;
 
@@ -72,7 +73,7 @@ public final class RollForward {
 
     /** A reader met a marker of {@code txId}, committed under the two-round rules: roll it forward soon. */
     public void met(Object txId) {
-        Object key = ConsistentCut.key(txId);
+        Object key = Ids.key(txId);
         if (queued.add(key) && !thread.offerNow(txId)) {
             queued.remove(key);
         }
@@ -84,7 +85,7 @@ public final class RollForward {
     }
 
     private void round(List<Object> ids) {
-        ids.forEach(id -> queued.remove(ConsistentCut.key(id)));
+        ids.forEach(id -> queued.remove(Ids.key(id)));
         try {
             List<OwnedTransaction> committed = new ArrayList<>();
             for (Document doc : store.findAll(ids)) {

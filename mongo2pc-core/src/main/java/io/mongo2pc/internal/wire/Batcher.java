@@ -42,10 +42,15 @@ public final class Batcher<I, O> {
      * @param maxInFlight the most requests out at once
      */
     public Batcher(Function<List<I>, List<O>> send, ToIntFunction<I> weight, int maxWeight, int maxInFlight) {
+        this(send, weight, maxWeight, 1, maxInFlight);
+    }
+
+    /** As above, never fewer than {@code minInFlight} requests out at once (between 1 and {@code maxInFlight}). */
+    public Batcher(Function<List<I>, List<O>> send, ToIntFunction<I> weight, int maxWeight, int minInFlight, int maxInFlight) {
         this.send = send;
         this.weight = weight;
         this.maxWeight = maxWeight;
-        this.limit = new InFlightLimit(maxInFlight);
+        this.limit = new InFlightLimit(minInFlight, maxInFlight);
     }
 
     /** How many requests may be out now (for tests). */
@@ -65,10 +70,16 @@ public final class Batcher<I, O> {
         }
     }
 
-    /** Sends {@code input} with whatever other threads are sending, and returns its answer. */
+    /**
+     * Sends {@code input} with whatever other threads are sending, and returns its answer. An
+     * interrupt that comes while the thread waits does not end the wait (its input may already be
+     * on the wire, carried by another thread): the thread keeps waiting, parked, and returns with
+     * its interrupt status set.
+     */
     public O submit(I input) {
         Entry<I, O> entry = new Entry<>(input);
         queue.add(entry);
+        boolean interrupted = false;
         while (!entry.done) {
             if (tryTakeSlot()) {
                 try {
@@ -84,7 +95,12 @@ public final class Batcher<I, O> {
             }
             if (!entry.done) {
                 LockSupport.parkNanos(this, PARK_NANOS);
+                // a park returns at once while the interrupt status is set: clear it, restore it below
+                interrupted |= Thread.interrupted();
             }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
         if (entry.error != null) {
             throw entry.error;

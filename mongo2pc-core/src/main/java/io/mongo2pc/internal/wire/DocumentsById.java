@@ -1,10 +1,11 @@
 package io.mongo2pc.internal.wire;
 
+import com.mongodb.MongoInterruptedException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Projections;
-import io.mongo2pc.DocumentRef;
 import io.mongo2pc.internal.format.Copies;
 import io.mongo2pc.internal.format.Fields;
+import io.mongo2pc.internal.format.Ids;
 import org.bson.Document;
 import org.bson.conversions.Bson;
 
@@ -28,6 +29,11 @@ import java.util.function.Function;
 public final class DocumentsById {
     /** The most ids asked for in one request. */
     private static final int MAX_IDS = 512;
+    /**
+     * Reads keep at least this many requests out per collection, however slow recent ones were, so
+     * that one slow or stuck find holds up only the reads it carries, not every read of the collection.
+     */
+    private static final int MIN_IN_FLIGHT = 4;
 
     private final Targets targets;
     private final int requestsInFlight;
@@ -57,11 +63,26 @@ public final class DocumentsById {
         return ids -> readWhole(target, database, collection, ids);
     }
 
+    /**
+     * Reads through the collection's batcher. A request sent by a thread that was interrupted fails
+     * in the driver for every read it carried: a carried read whose own thread was not interrupted
+     * is sent again (a read changes nothing), so one thread's interrupt fails only its own read.
+     */
     private List<Document> read(List<Object> key, Bson projection, List<Object> ids) {
-        return reads.computeIfAbsent(key, k -> {
+        Batcher<List<Object>, List<Document>> batcher = reads.computeIfAbsent(key, k -> {
             MongoCollection<Document> documents = targets.collection((String) k.get(0), (String) k.get(1), (String) k.get(2));
-            return new Batcher<>(asked -> find(documents, projection, asked), List::size, MAX_IDS, requestsInFlight);
-        }).submit(ids);
+            return new Batcher<>(asked -> find(documents, projection, asked), List::size, MAX_IDS,
+                    Math.min(MIN_IN_FLIGHT, requestsInFlight), requestsInFlight);
+        });
+        while (true) {
+            try {
+                return batcher.submit(ids);
+            } catch (MongoInterruptedException e) {
+                if (Thread.currentThread().isInterrupted()) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /**
@@ -75,14 +96,14 @@ public final class DocumentsById {
         Document filter = new Document(Fields.ID, ids.size() == 1 ? ids.get(0) : new Document("$in", ids));
         Map<Object, List<Document>> stored = new HashMap<>();
         for (Document d : documents.find(filter).projection(projection)) {
-            stored.computeIfAbsent(DocumentRef.comparableId(d.get(Fields.ID)), k -> new ArrayList<>()).add(d);
+            stored.computeIfAbsent(Ids.key(d.get(Fields.ID)), k -> new ArrayList<>()).add(d);
         }
         List<List<Document>> answers = new ArrayList<>(asked.size());
         Set<Document> given = Collections.newSetFromMap(new IdentityHashMap<>());
         for (List<Object> mine : asked) {
             List<Document> found = new ArrayList<>();
             for (Object id : mine) {
-                for (Document d : stored.getOrDefault(DocumentRef.comparableId(id), List.of())) {
+                for (Document d : stored.getOrDefault(Ids.key(id), List.of())) {
                     found.add(given.add(d) ? d : Copies.copy(d));
                 }
             }

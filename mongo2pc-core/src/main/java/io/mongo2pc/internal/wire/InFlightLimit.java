@@ -2,7 +2,7 @@ package io.mongo2pc.internal.wire;
 
 /**
  * How many requests a {@link Batcher} keeps out at once: between 1 and a maximum, moved by each
- * request's round trip, the way TCP Vegas sizes its window. A request that came back within twice
+ * request's round trip, the way TCP Vegas sizes its window (a floor above 1 if asked). A request that came back within twice
  * the fastest recent one met no queue on its way (its time went to the network, which more requests
  * share for free): one more may go out. A slower one queued behind others for a busy server or
  * client: one fewer may, so that more writes share each request and the work per write falls. So
@@ -16,6 +16,7 @@ package io.mongo2pc.internal.wire;
 final class InFlightLimit {
     private static final long WINDOW_NANOS = 10_000_000_000L;
 
+    private final int min;
     private final int max;
     private volatile int limit;
     private volatile long fastest = Long.MAX_VALUE;
@@ -24,9 +25,18 @@ final class InFlightLimit {
 
     /** Starts at {@code max}: a lone request goes out at once, and the first round trips say what the network is. */
     InFlightLimit(int max) {
+        this(1, max);
+    }
+
+    /** Never below {@code min} (at least 1, at most {@code max}). */
+    InFlightLimit(int min, int max) {
         if (max < 1) {
             throw new IllegalArgumentException("the most requests in flight must be at least 1, got " + max);
         }
+        if (min < 1 || min > max) {
+            throw new IllegalArgumentException("the fewest requests in flight must be between 1 and " + max + ", got " + min);
+        }
+        this.min = min;
         this.max = max;
         this.limit = max;
     }
@@ -51,6 +61,6 @@ final class InFlightLimit {
             windowStart = now;
         }
         int current = limit;
-        limit = nanos <= 2 * fastest ? Math.min(max, current + 1) : Math.max(1, current - 1);
+        limit = nanos <= 2 * fastest ? Math.min(max, current + 1) : Math.max(min, current - 1);
     }
 }
