@@ -9,6 +9,7 @@ import com.mongodb.client.model.ReturnDocument;
 import io.mongo2pc.DocumentRef;
 import io.mongo2pc.Operation;
 import io.mongo2pc.ReasonCode;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.Versions;
@@ -28,6 +29,7 @@ import org.bson.Document;
 
 import java.util.Date;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Supplier;
 
@@ -81,7 +83,7 @@ final class InteractiveWrites {
 
     /** {@link #answered} past its crash point before. */
     Prepared afterBefore(Attempt a, Step step, int index, DocumentRef ref, Supplier<Prepared> write) {
-        return c.retrier().call(step.name().toLowerCase(java.util.Locale.ROOT), a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
+        return c.retrier().call(step.name().toLowerCase(Locale.ROOT), a.id(), TransactionState.PENDING, () -> {
             try {
                 return c.crashPoints().after(write.get(), step, index, a.id());
             } catch (MongoServerException e) {
@@ -102,7 +104,7 @@ final class InteractiveWrites {
     Prepared insert(Attempt a, int index, DocumentRef ref, Document content) {
         c.crashPoints().before(Step.APPLY, index, a.id());
         MongoCollection<Document> coll = c.targets().collection(ref);
-        return c.retrier().call("prepare", a.id(), io.mongo2pc.TransactionState.PENDING, () -> {
+        return c.retrier().call("prepare", a.id(), TransactionState.PENDING, () -> {
             Participants.Result r;
             try {
                 r = Exclusive.take(coll, Operation.insert(ref, content), a.id(), a.nonce(), a.priority(), a.until(),
@@ -145,7 +147,7 @@ final class InteractiveWrites {
         Document update = new Document("$set", new Document(Fields.LOCK, lock(a, "update")));
         for (int round = 0; ; round++) {
             c.crashPoints().before(Step.APPLY, index, a.id());
-            Document before = c.retrier().call("take", a.id(), io.mongo2pc.TransactionState.PENDING, () -> c.crashPoints().after(
+            Document before = c.retrier().call("take", a.id(), TransactionState.PENDING, () -> c.crashPoints().after(
                     coll.findOneAndUpdate(filter, update, new FindOneAndUpdateOptions().projection(Projections.exclude("__none"))
                             .returnDocument(ReturnDocument.BEFORE)), Step.APPLY, index, a.id()));
             Document current = before != null ? before : c.retrier().call("read", a.id(), null, () -> coll.find(new Document(Fields.ID,

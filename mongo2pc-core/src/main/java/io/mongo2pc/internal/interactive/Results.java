@@ -4,10 +4,15 @@ import io.mongo2pc.InvalidTransactionException;
 import io.mongo2pc.TransactionOutcome;
 import io.mongo2pc.TransactionResult;
 import io.mongo2pc.TransactionState;
+import org.bson.BsonDocumentReader;
 import org.bson.Document;
+import org.bson.codecs.DecoderContext;
+import org.bson.codecs.DocumentCodec;
 import org.bson.codecs.configuration.CodecRegistry;
+import org.bson.types.ObjectId;
 
 import java.time.Duration;
+import java.util.Date;
 import java.util.List;
 
 /**
@@ -39,13 +44,13 @@ final class Results {
             return fields;
         }
         if (value instanceof String || value instanceof Boolean || value instanceof Integer || value instanceof Long
-                || value instanceof Double || value instanceof java.util.Date || value instanceof org.bson.types.ObjectId) {
+                || value instanceof Double || value instanceof Date || value instanceof ObjectId) {
             return fields.append(RESULT, value).append(RESULT_TYPE, value.getClass().getName());
         }
         try {
             // Encoded now, through the registry as the driver would (a POJO, a record, a list): what cannot be is left out.
-            Document wrapped = new org.bson.codecs.DocumentCodec(registry()).decode(new org.bson.BsonDocumentReader(
-                    new Document(RESULT, value).toBsonDocument(Document.class, registry())), org.bson.codecs.DecoderContext.builder().build());
+            Document wrapped = new DocumentCodec(registry()).decode(new BsonDocumentReader(
+                    new Document(RESULT, value).toBsonDocument(Document.class, registry())), DecoderContext.builder().build());
             return fields.append(RESULT, wrapped.get(RESULT)).append(RESULT_TYPE, value.getClass().getName());
         } catch (RuntimeException e) {
             return fields; // not storable: a second run of the id returns no value
