@@ -157,11 +157,12 @@ final class AttemptCommit {
         if (failed != null) {
             throw failed;
         }
-        if (refused != null) {
-            throw new Refused(refused.reason());
-        }
+        // A conflict first: a refusal of a write the body decided on a stale read is no answer (the body runs again).
         if (lost != null) {
             throw lost;
+        }
+        if (refused != null) {
+            throw new Refused(refused.reason());
         }
     }
 

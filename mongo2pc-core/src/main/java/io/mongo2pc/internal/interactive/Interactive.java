@@ -93,9 +93,15 @@ public final class Interactive {
                 last = lost;
                 wrote |= ctx.wrote();
             } catch (AttemptCommit.Refused refused) {
-                commit.undo();
-                access.settings().metrics().interactiveAttempts(number);
-                return new TransactionResult<>(value, refused.outcome(id), number);
+                // As a body's exception: the refusal counts only if what the body read still holds.
+                Lost stale = commit.staleRead(refused);
+                if (stale == null) {
+                    commit.undo();
+                    access.settings().metrics().interactiveAttempts(number);
+                    return new TransactionResult<>(value, refused.outcome(id), number);
+                }
+                last = stale;
+                wrote |= ctx.wrote();
             } catch (BodyFailed failed) {
                 // The body's exception counts only if what the body read still holds: one decided on a
                 // read that a commit since made stale (a torn view) is a conflict, and the body runs again.

@@ -118,6 +118,8 @@ final class InteractiveWrites {
             Prepared result = switch (r.kind()) {
                 case DONE -> Prepared.IN_EFFECT;
                 case EXPIRED -> Prepared.EXPIRED;
+                // In the way when sent, gone when read (another transaction's insert undone): a conflict, not a refusal.
+                case BUSY -> new Prepared(Kind.CHANGED, r.reason(), null);
                 default -> {
                     Document current = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.include(Fields.LOCK)).first();
                     Document lock = current == null ? null : current.get(Fields.LOCK, Document.class);
