@@ -101,6 +101,19 @@ class TwoRoundExclusiveChangeTest {
     }
 
     @Test
+    void insertViolatingAUniqueIndexOfAnotherField_cancelsTheWholeTransaction_nothingInEffectNothingLocked() {
+        TransactionOutcome outcome = manager(CrashHook.NONE).run(List.of(
+                Operation.increment(accounts.a(), "balance", -30L, new Document("balance", new Document("$gte", 30L))),
+                Operation.increment(accounts.b(), "balance", 30L, null),
+                Operation.insert(created, new Document("email", "bob@example.com"))));
+
+        assertThat(outcome.state()).isEqualTo(TransactionState.CANCELED);
+        assertThat(outcome.reasonCode()).isEqualTo(ReasonCode.GUARD_FAILED);
+        assertThat(outcome.reason()).contains("refused the insert of").contains("duplicate key").doesNotContain("Exception");
+        assertNothingInEffectNothingLocked();
+    }
+
+    @Test
     void pushToATextField_cancelsTheWholeTransaction_nothingInEffectNothingLocked() {
         TransactionOutcome outcome = manager(CrashHook.NONE).run(withUpdate(new Document("$push", new Document("tags", "gold"))));
 

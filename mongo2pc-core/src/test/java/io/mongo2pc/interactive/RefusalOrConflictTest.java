@@ -11,14 +11,18 @@ import com.mongodb.event.CommandFailedEvent;
 import com.mongodb.event.CommandListener;
 import com.mongodb.client.model.IndexOptions;
 import io.mongo2pc.DocumentRef;
+import io.mongo2pc.ReasonCode;
 import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionOptions;
 import io.mongo2pc.TransactionResult;
+import io.mongo2pc.TransactionState;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -97,5 +101,25 @@ class RefusalOrConflictTest {
             assertThat(r.value()).isEqualTo("b");
         }
         assertThat(docs.find(new Document("_id", "x2")).first().getString("code")).isEqualTo("b");
+    }
+
+    @Test
+    void insertRefusedByAUniqueIndex_whatTheBodyReadStillHolds_endsCanceledAtTheFirstAttempt() {
+        MongoCollection<Document> docs = mongo.client().getDatabase(mongo.database()).getCollection("docs");
+        docs.createIndex(new Document("code", 1), new IndexOptions().unique(true));
+        docs.insertOne(new Document("_id", "x1").append("code", "a"));
+        DocumentRef x2 = DocumentRef.of(mongo.database(), "docs", "x2");
+        try (TransactionManager tm = TestManagers.builder(mongo.client(), mongo.database(), "refusals").finishInBackground(false).build()) {
+            TransactionResult<Object> r = tm.transact(TransactionOptions.builder().timeout(Duration.ofSeconds(3)).build(), ctx -> {
+                ctx.insert(x2, new Document("code", "a"));
+                return null;
+            });
+
+            assertThat(r.outcome().state()).as(String.valueOf(r.outcome())).isEqualTo(TransactionState.CANCELED);
+            assertThat(r.outcome().reasonCode()).isEqualTo(ReasonCode.GUARD_FAILED);
+            assertThat(r.outcome().reason()).contains("refused the insert of").contains("duplicate key");
+            assertThat(r.attempts()).isEqualTo(1);
+        }
+        assertThat(docs.find(new Document("_id", "x2")).first()).isNull();
     }
 }

@@ -121,11 +121,9 @@ final class InteractiveWrites {
                 // In the way when sent, gone when read (another transaction's insert undone): a conflict, not a refusal.
                 case BUSY -> new Prepared(Kind.CHANGED, r.reason(), null);
                 default -> {
-                    Document current = coll.find(new Document(Fields.ID, ref.id())).projection(Projections.include(Fields.LOCK)).first();
-                    Document lock = current == null ? null : current.get(Fields.LOCK, Document.class);
+                    // The document in the way as the insert read it (no second read: it may be gone by then).
+                    Document lock = r.seen() == null ? null : r.seen().get(Fields.LOCK, Document.class);
                     yield r.code() != ReasonCode.DOCUMENT_EXISTS ? new Prepared(Kind.REFUSED, r.reason(), null)
-                            : current == null ? new Prepared(Kind.REFUSED, "the database refused the insert of " + ref
-                                    + ": another document has the same value under a unique index", null)
                             : lock != null ? new Prepared(Kind.HELD, ref + " is being inserted by transaction " + lock.get("tx"), lock.get("tx"))
                             : new Prepared(Kind.CHANGED, ref + " was inserted since it was read", null);
                 }

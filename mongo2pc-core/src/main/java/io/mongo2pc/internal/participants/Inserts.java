@@ -88,6 +88,11 @@ public final class Inserts {
                 deleteLate(coll, id, existing);
                 return apply(coll, op, txId, deadline, coordinator, nonce, priority);
             }
+            if (existing == null && !onId(e)) {
+                // No document of the id, and the server names another index: a unique index of the user's refuses it.
+                return Participants.Result.refused(ReasonCode.GUARD_FAILED, "the database refused the insert of " + op.document()
+                        + ": " + Exclusive.serverMessage(e));
+            }
             if (existing == null) {
                 // Gone again (an insert of another transaction undone): not refused, send it again.
                 return Participants.Result.busy(ReasonCode.CONFLICT, "conflict: document " + op.document()
@@ -104,6 +109,16 @@ public final class Inserts {
             }
             return Participants.Result.refused(ReasonCode.DOCUMENT_EXISTS, "document " + op.document() + " already exists", existing);
         }
+    }
+
+    /**
+     * True if a duplicate-key error is on the {@code _id} index, as the server words it
+     * ({@code "... index: _id_ dup key: ..."}); also when it names no index at all.
+     */
+    static boolean onId(MongoServerException e) {
+        String message = Exclusive.serverMessage(e);
+        int index = message == null ? -1 : message.indexOf("index: ");
+        return index < 0 || message.startsWith("_id_ ", index + "index: ".length());
     }
 
     /** Removes the document inserted by {@code txId} if it is still taken by it. */
