@@ -211,10 +211,14 @@ final class InteractiveAttempts {
         }
     }
 
-    /** The documents the attempt only read and did not take (those a pessimistic attempt took need no check). */
+    /**
+     * The documents the attempt only read and did not take. Those a pessimistic attempt took are not
+     * checked, as in the code, even if its lock is no longer there: nobody may remove the lock of an
+     * attempt not committed before its deadline, and past it the attempt cannot commit.
+     */
     private boolean toCheck(InteractiveState s, int p, int d) {
         Proc c = s.procs[p];
-        return c.readValue[d] >= 0 && written(s, p)[d] < 0 && !s.lockedBy(d, p, c.nonce) && !c.validated[d]
+        return c.readValue[d] >= 0 && written(s, p)[d] < 0 && !c.pessimistic && !c.validated[d]
                 && !m.has(InteractiveBug.READ_NOT_VALIDATED);
     }
 
@@ -229,7 +233,8 @@ final class InteractiveAttempts {
             }
             int[] view = m.committed(s, d);
             boolean locksCount = (!readOnly || m.has(InteractiveBug.READ_ONLY_CHECKS_LOCKS)) && !m.has(InteractiveBug.VALIDATION_IGNORES_LOCKS);
-            boolean held = locksCount && s.lockProc[d] >= 0 && !s.lockedBy(d, p, c.nonce);
+            // A committed transaction's lock (its release still to come) holds nothing back: its change is in the version.
+            boolean held = locksCount && s.lockProc[d] >= 0 && !s.lockedBy(d, p, c.nonce) && !s.lockCommitted(d);
             boolean ok = view[1] == c.readVersion[d] && !held;
             InteractiveState n = s.copy();
             if (ok) {

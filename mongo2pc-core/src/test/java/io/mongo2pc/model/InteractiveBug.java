@@ -14,6 +14,11 @@ enum InteractiveBug {
     VALIDATION_BEFORE_LOCKS(true),
     /** The check of a document only read ignores another transaction's lock (only the committed version counts). */
     VALIDATION_IGNORES_LOCKS(true),
+    /**
+     * An optimistic take (and a check of a document only read) goes past any other transaction's
+     * lock, not only a committed one's.
+     */
+    TAKE_OVER_HELD(true),
     /** An interactive write takes its document although increments of other transactions are on it. */
     TAKE_IGNORES_MARKERS(true),
     /**

@@ -6,6 +6,7 @@ import io.mongo2pc.model.InteractiveState.Proc;
 import io.mongo2pc.model.InteractiveState.Wire;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -82,14 +83,22 @@ final class InteractiveModel implements Model<InteractiveState> {
         return new int[] {value, version};
     }
 
-    /** An optimistic take's filter: no lock, no marker, the stored version the committed version read. */
+    /**
+     * An optimistic take's filter: no marker, the stored version the committed version read, and no
+     * lock or the lock of a transaction that committed (its release still to come: the take replaces
+     * it, the committed content being the stored one). The code names the one committed lock its read
+     * saw; any committed lock here is a superset of that.
+     */
     boolean takeMatches(InteractiveState s, int d, int versionRead) {
-        return s.lockProc[d] < 0 && (!s.mark[d] || has(InteractiveBug.TAKE_IGNORES_MARKERS)) && s.version[d] == versionRead;
+        boolean free = s.lockProc[d] < 0 || s.lockCommitted(d) || has(InteractiveBug.TAKE_OVER_HELD);
+        return free && (!s.mark[d] || has(InteractiveBug.TAKE_IGNORES_MARKERS)) && s.version[d] == versionRead;
     }
 
     /** The take's update: the lock with the before-image as read, the new value, the version read + 1. */
     void applyTake(InteractiveState s, int d, int p, int nonce, int attempt, int newValue, int valueRead, int versionRead) {
+        boolean over = s.lockProc[d] >= 0;
         s.lock(d, p, nonce, attempt);
+        s.overCommitted[d] = over;
         s.lockChanged[d] = true;
         s.undoValue[d] = valueRead;
         s.undoVersion[d] = versionRead;
@@ -338,6 +347,16 @@ final class InteractiveModel implements Model<InteractiveState> {
             }
             return false;
         });
+        if (Arrays.stream(programs).filter(InteractiveProgram::writes).count() >= 2) {
+            watched.put("a take replaced a committed transaction's lock", s -> {
+                for (int d = 0; d < 2; d++) {
+                    if (s.lockProc[d] >= 0 && s.lockChanged[d] && s.procs[s.lockProc[d]].phase.live() && s.overCommitted[d]) {
+                        return true;
+                    }
+                }
+                return false;
+            });
+        }
         watched.put("a take in doubt landed", s -> {
             for (int d = 0; d < 2; d++) {
                 int q = s.lockProc[d];

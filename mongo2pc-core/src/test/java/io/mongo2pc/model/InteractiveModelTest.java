@@ -81,7 +81,7 @@ class InteractiveModelTest {
 
     private static Setup setupFor(InteractiveBug bug) {
         return switch (bug) {
-            case READ_NOT_VALIDATED, VALIDATION_BEFORE_LOCKS, VALIDATION_IGNORES_LOCKS -> Setup.DOCTORS;
+            case READ_NOT_VALIDATED, VALIDATION_BEFORE_LOCKS, VALIDATION_IGNORES_LOCKS, TAKE_OVER_HELD -> Setup.DOCTORS;
             case TAKE_IGNORES_MARKERS, READ_ONLY_CHECKS_LOCKS, READ_BEFORE_DRAINED -> Setup.TRANSFER_AND_READER;
             default -> Setup.COUNTERS;
         };

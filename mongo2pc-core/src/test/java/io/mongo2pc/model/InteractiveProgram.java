@@ -46,6 +46,11 @@ enum InteractiveProgram {
         return w;
     }
 
+    /** True if the body may write (only the reader never does). */
+    boolean writes() {
+        return this != READER;
+    }
+
     /** The ghost entry of a committed attempt of this program that read {@code read}. */
     String entry(int[] read) {
         return name() + ":" + read[0] + "," + read[1];

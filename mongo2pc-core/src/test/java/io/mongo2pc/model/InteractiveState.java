@@ -96,6 +96,8 @@ final class InteractiveState {
     int[] undoValue = new int[DOCS];
     int[] undoVersion = new int[DOCS];
     boolean[] mark = new boolean[DOCS];
+    /** Ghost: the lock on the document was put there over a committed transaction's (for the watched situation only). */
+    boolean[] overCommitted = new boolean[DOCS];
     Fixed fixed;
     Proc[] procs;
     Wire wire;
@@ -117,6 +119,7 @@ final class InteractiveState {
         s.undoValue = undoValue.clone();
         s.undoVersion = undoVersion.clone();
         s.mark = mark.clone();
+        s.overCommitted = overCommitted.clone();
         s.fixed = fixed;
         s.procs = new Proc[procs.length];
         for (int p = 0; p < procs.length; p++) {
@@ -148,6 +151,7 @@ final class InteractiveState {
         lockNonce[d] = nonce;
         lockAttempt[d] = attempt;
         lockChanged[d] = false;
+        overCommitted[d] = false;
     }
 
     /** Removes the lock of {@code d}; with {@code restore}, puts its before-image back first (an undo of a change). */
@@ -162,13 +166,15 @@ final class InteractiveState {
         lockChanged[d] = false;
         undoValue[d] = 0;
         undoVersion[d] = 0;
+        overCommitted[d] = false;
     }
 
     String key() {
         StringBuilder b = new StringBuilder();
         for (int d = 0; d < DOCS; d++) {
             b.append(value[d]).append(',').append(version[d]).append(',').append(lockProc[d]).append(lockNonce[d]).append(lockAttempt[d])
-                    .append(lockChanged[d] ? 'c' : '-').append(undoValue[d]).append(',').append(undoVersion[d]).append(mark[d] ? 'm' : '-').append(';');
+                    .append(lockChanged[d] ? 'c' : '-').append(undoValue[d]).append(',').append(undoVersion[d]).append(mark[d] ? 'm' : '-')
+                    .append(overCommitted[d] ? 'o' : '-').append(';');
         }
         b.append(fixed.ordinal()).append('|');
         for (Proc c : procs) {
