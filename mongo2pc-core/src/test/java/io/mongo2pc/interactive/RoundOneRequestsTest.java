@@ -138,9 +138,10 @@ class RoundOneRequestsTest {
             }
             credit.get(30, TimeUnit.SECONDS);
 
-            // Then B was held, not ours: the first attempt's take of A was undone, the second attempt committed
+            // Then B was held, not ours: the first attempt's take of A was undone, a later attempt committed (the
+            // second, or the third when the other's release of B came after the second took A: it is older, so that one gives way)
             assertThat(result.outcome().isCommitted()).isTrue();
-            assertThat(result.attempts()).isEqualTo(2);
+            assertThat(result.attempts()).isBetween(2, 3);
             assertThat(takeRequests).as("take statements per update request: both at once, none sent again").containsExactly(2);
         }
         assertThat(balance("A")).isEqualTo(70L);
