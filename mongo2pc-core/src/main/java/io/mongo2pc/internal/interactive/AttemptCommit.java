@@ -204,8 +204,8 @@ final class AttemptCommit {
             content.remove(Fields.ID);
             return access.insert(attempt, e.index, e.ref, content);
         }
-        return e.current == null ? access.takeForDelete(attempt, e.index, e.ref, e.read)
-                : access.takeAndChange(attempt, e.index, e.ref, e.read, e.current);
+        return e.current == null ? access.takeForDelete(attempt, e.index, e.ref, e.read, e.overLock)
+                : access.takeAndChange(attempt, e.index, e.ref, e.read, e.overLock, e.current);
     }
 
     /** What undoes a write of {@code e}: an insert deletes its document, anything else restores or unlocks by its lock. */
@@ -216,7 +216,7 @@ final class AttemptCommit {
     /**
      * The check of the documents only read, after every write is taken: each as of the last
      * committed transaction must have the committed version it was read with and, if the attempt
-     * writes anything, no lock of another transaction.
+     * writes anything, no lock of another transaction that has not committed.
      */
     private void check(List<Entry> checked, boolean readOnly) {
         if (checked.isEmpty()) {
@@ -228,7 +228,8 @@ final class AttemptCommit {
         for (int i = 0; i < checked.size(); i++) {
             Entry e = checked.get(i);
             CommittedImage image = now.get(i).image();
-            Document lock = now.get(i).lock();
+            // A committed transaction's lock holds nothing back: its change is counted in the version.
+            Document lock = now.get(i).committedLock() != null ? null : now.get(i).lock();
             if (!image.sameVersion(e.read)) {
                 throw new Lost(ConflictKind.CHANGED, e.ref, null, e.ref + " was changed by a transaction that committed since it was read"
                         + " (version " + e.read.version() + ", now " + image.version() + ")");

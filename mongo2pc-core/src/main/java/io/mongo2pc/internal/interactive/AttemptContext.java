@@ -267,20 +267,29 @@ final class AttemptContext implements TransactionContext {
 
     /**
      * An optimistic read: the committed image and version. What committed transactions left on the
-     * document is rolled forward first, so that the attempt's write finds it clean; what others hold
+     * document is rolled forward first, so that the attempt's write finds it clean, but for a committed
+     * update's lock alone, which the attempt's take may replace instead; what others hold
      * and have not committed is not waited for (the view leaves it out, as readCommitted does; a
      * write of the attempt to that document will then meet it at the commit and lose).
      * {@code readBefore}: the document as {@link #getAll} found it (not clean), resolved first; or null.
      */
     private Entry read(DocumentRef ref, Document readBefore) {
         int first = 0;
-        if (readBefore != null && access.resolve(attempt, ref, readBefore) > 0) {
-            first = 1; // what getAll found on it resolved: read it now as after a first round
+        if (readBefore != null) {
+            // Under a committed update's lock alone: committed as stored, its lock one the take may replace.
+            Reading over = access.overCommittedLock(attempt.id(), ref, readBefore);
+            if (over != null) {
+                return new Entry(ref, buffer.size(), over.image(), null, over.replaceableLock());
+            }
+            if (access.resolve(attempt, ref, readBefore) > 0) {
+                first = 1; // what getAll found on it resolved: read it now as after a first round
+            }
         }
         for (int round = first; ; round++) {
             Reading reading = access.read(attempt.id(), ref);
-            if (reading.clean() || round >= 3 || access.resolve(attempt, ref, reading.stored()) == 0) {
-                return new Entry(ref, buffer.size(), reading.image(), null);
+            Document over = reading.replaceableLock();
+            if (reading.clean() || over != null || round >= 3 || access.resolve(attempt, ref, reading.stored()) == 0) {
+                return new Entry(ref, buffer.size(), reading.image(), null, over);
             }
         }
     }

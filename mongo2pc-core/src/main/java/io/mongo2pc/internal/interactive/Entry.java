@@ -17,14 +17,21 @@ public final class Entry {
     final CommittedImage read;
     /** The stored document as a pessimistic read took it (its lock ours since), or null. */
     final Document taken;
+    /** The lock of a committed update the document was read under, which the optimistic take may replace; or null. */
+    final Document overLock;
     Document current;
     boolean written;
 
     Entry(DocumentRef ref, int index, CommittedImage read, Document taken) {
+        this(ref, index, read, taken, null);
+    }
+
+    Entry(DocumentRef ref, int index, CommittedImage read, Document taken, Document overLock) {
         this.ref = ref;
         this.index = index;
         this.read = read;
         this.taken = taken;
+        this.overLock = overLock;
         this.current = read.exists() ? BsonValues.copy(read.content()) : null;
     }
 

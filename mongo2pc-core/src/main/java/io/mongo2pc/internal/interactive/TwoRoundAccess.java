@@ -15,6 +15,7 @@ import io.mongo2pc.internal.format.EntryName;
 import io.mongo2pc.internal.format.Fields;
 import io.mongo2pc.internal.format.OperationCodec;
 import io.mongo2pc.internal.format.TwoRoundFields;
+import io.mongo2pc.internal.participants.Exclusive;
 import io.mongo2pc.internal.participants.Priority;
 import io.mongo2pc.internal.reads.CommittedReader;
 import io.mongo2pc.internal.reads.ConsistentCut;
@@ -39,6 +40,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Function;
 
 /**
  * What interactive transactions use of the two-round commit: reads of committed images with their
@@ -69,8 +71,30 @@ public final class TwoRoundAccess {
      */
     public record Taken(Kind kind, Document stored, String reason, Object heldBy, Priority holderPriority, boolean locked) { }
 
-    /** A document as read: its committed image, and the stored document it was computed from (null if none). */
-    public record Reading(CommittedImage image, Document stored) {
+    /**
+     * A document as read: its committed image, the stored document it was computed from (null if
+     * none), and the lock on it if that is a two-round lock whose transaction committed (its release
+     * still to come), else null.
+     */
+    public record Reading(CommittedImage image, Document stored, Document committedLock) {
+        Reading(CommittedImage image, Document stored) {
+            this(image, stored, null);
+        }
+
+        /**
+         * The committed update lock that an optimistic take may replace (docs/INTERACTIVE.md,
+         * "Reading"): the lock of a committed two-round update when nothing else of other
+         * transactions is on the document, else null. The stored content and version are then the committed ones.
+         */
+        public Document replaceableLock() {
+            if (committedLock == null || !"update".equals(committedLock.getString("kind"))) {
+                return null;
+            }
+            Document rest = new Document(stored);
+            rest.remove(Fields.LOCK);
+            return isClean(rest) ? committedLock : null;
+        }
+
         /** True if the stored document carries nothing of other transactions (no marker, no lock). */
         public boolean clean() {
             return isClean(stored);
@@ -182,7 +206,39 @@ public final class TwoRoundAccess {
     /** One document as of the last committed transaction, with its committed version (read again while it changes). */
     public Reading read(Object id, DocumentRef ref) {
         return c.retrier().call("read", id, null, () -> reader.read(ref,
-                (r, doc, transaction) -> new Reading(reader.image(r, doc, transaction), doc), new Reading(CommittedImage.NONE, null)));
+                (r, doc, transaction) -> new Reading(reader.image(r, doc, transaction), doc, committedLock(doc, transaction)),
+                new Reading(CommittedImage.NONE, null)));
+    }
+
+    /**
+     * {@code stored}, a document {@link #readStored} found under an update lock and nothing else of
+     * other transactions, read as committed if the lock's transaction committed (one read of its
+     * state): then the stored content and version are the committed ones, and the lock one an
+     * optimistic take may replace. Null if the document carries anything else, or the lock's
+     * transaction has not committed.
+     */
+    public Reading overCommittedLock(Object id, DocumentRef ref, Document stored) {
+        Document lock = stored == null ? null : stored.get(Fields.LOCK, Document.class);
+        if (lock == null || !Exclusive.isTwoRound(lock) || !"update".equals(lock.getString("kind"))) {
+            return null;
+        }
+        Document rest = new Document(stored);
+        rest.remove(Fields.LOCK);
+        if (!Reading.isClean(rest)) {
+            return null;
+        }
+        Document transaction = c.retrier().call("read", id, null, () -> c.store().find(lock.get("tx")));
+        if (!CommittedReader.committedWith(transaction, lock)) {
+            return null;
+        }
+        return new Reading(reader.image(ref, stored, tx -> transaction), stored, lock);
+    }
+
+    /** The lock on {@code doc} if it is a two-round lock whose transaction ({@code transaction} finds it) committed, else null. */
+    private static Document committedLock(Document doc, Function<Object, Document> transaction) {
+        Document lock = doc == null ? null : doc.get(Fields.LOCK, Document.class);
+        return lock != null && Exclusive.isTwoRound(lock) && CommittedReader.committedWith(transaction.apply(lock.get("tx")), lock)
+                ? lock : null;
     }
 
     /**
@@ -219,8 +275,9 @@ public final class TwoRoundAccess {
                 List<Reading> readings = new ArrayList<>(refs.size());
                 for (int i = 0; i < refs.size(); i++) {
                     Document doc = stored.get(i);
+                    Function<Object, Document> state = txId -> states.get(Ids.key(txId));
                     readings.add(doc == null ? new Reading(CommittedImage.NONE, null)
-                            : new Reading(reader.image(refs.get(i), doc, txId -> states.get(Ids.key(txId))), doc));
+                            : new Reading(reader.image(refs.get(i), doc, state), doc, committedLock(doc, state)));
                 }
                 if (named.isEmpty()) {
                     return readings;
@@ -240,12 +297,12 @@ public final class TwoRoundAccess {
                 () -> c.resolver().resolve(c.targets().collection(ref), stored, a.id(), a.nonce()));
     }
 
-    public Prepared takeAndChange(Attempt a, int index, DocumentRef ref, CommittedImage read, Document after) {
-        return takes.takeAndChange(a, index, ref, read, after);
+    public Prepared takeAndChange(Attempt a, int index, DocumentRef ref, CommittedImage read, Document overLock, Document after) {
+        return takes.takeAndChange(a, index, ref, read, overLock, after);
     }
 
-    public Prepared takeForDelete(Attempt a, int index, DocumentRef ref, CommittedImage read) {
-        return takes.takeForDelete(a, index, ref, read);
+    public Prepared takeForDelete(Attempt a, int index, DocumentRef ref, CommittedImage read, Document overLock) {
+        return takes.takeForDelete(a, index, ref, read, overLock);
     }
 
     /** The takes of {@code entries}, documents as read of one collection, written or deleted, in one request (see {@link TakesAsRead#takeAll}). */
@@ -253,15 +310,18 @@ public final class TwoRoundAccess {
         int[] indexes = new int[entries.size()];
         List<DocumentRef> refs = new ArrayList<>(entries.size());
         List<CommittedImage> reads = new ArrayList<>(entries.size());
+        List<Document> overLocks = new ArrayList<>(entries.size());
         List<UpdateOneModel<Document>> sent = new ArrayList<>(entries.size());
         for (int i = 0; i < indexes.length; i++) {
             Entry e = entries.get(i);
             indexes[i] = e.index;
             refs.add(e.ref);
             reads.add(e.read);
-            sent.add(e.current == null ? takes.takeForDeleteWrite(a, e.ref, e.read) : takes.takeAndChangeWrite(a, e.ref, e.read, e.current));
+            overLocks.add(e.overLock);
+            sent.add(e.current == null ? takes.takeForDeleteWrite(a, e.ref, e.read, e.overLock)
+                    : takes.takeAndChangeWrite(a, e.ref, e.read, e.overLock, e.current));
         }
-        return takes.takeAll(a, indexes, refs, reads, sent);
+        return takes.takeAll(a, indexes, refs, reads, overLocks, sent);
     }
 
     public Prepared insert(Attempt a, int index, DocumentRef ref, Document content) {

@@ -1,0 +1,210 @@
+package io.mongo2pc.interactive;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import io.mongo2pc.DocumentRef;
+import io.mongo2pc.TransactionManager;
+import io.mongo2pc.TransactionManagerSettings;
+import io.mongo2pc.TransactionResult;
+import io.mongo2pc.spi.CrashPoint;
+import io.mongo2pc.spi.CrashPoint.Step;
+import io.mongo2pc.spi.SimulatedCrash;
+import io.mongo2pc.sweeps.Orphans;
+import io.mongo2pc.testing.CommandsTo;
+import io.mongo2pc.testing.TestManagers;
+import io.mongo2pc.testkit.EmbeddedMongo;
+import org.bson.BsonDocument;
+import org.bson.Document;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * An optimistic attempt that reads documents still under the locks of a transaction that committed
+ * (its releases not sent yet: here its owner stopped right after its commit point) reads them as
+ * stored, and its takes replace those locks: no release of the other's, no second read. The other's
+ * release, sent later by recovery, finds nothing of its own and is done; nothing is lost. A lock of a
+ * transaction that has not committed is never replaced.
+ */
+class CommittedLockTakeOverTest {
+    @RegisterExtension
+    static EmbeddedMongo mongo = EmbeddedMongo.inMemory();
+
+    private MongoCollection<Document> accounts;
+    private DocumentRef a;
+    private DocumentRef b;
+
+    @BeforeEach
+    void accounts() {
+        accounts = mongo.client().getDatabase(mongo.database()).getCollection("accounts");
+        accounts.insertOne(new Document("_id", "A").append("balance", 100L));
+        accounts.insertOne(new Document("_id", "B").append("balance", 0L));
+        a = DocumentRef.of(mongo.database(), "accounts", "A");
+        b = DocumentRef.of(mongo.database(), "accounts", "B");
+    }
+
+    /** A transfer of {@code amount} from A to B, written as a body; reads both with getAll when {@code together}. */
+    private TransactionResult<Long> transfer(TransactionManager tm, long amount, boolean together) {
+        return tm.transact(ctx -> {
+            List<Optional<Document>> both = together ? ctx.getAll(List.of(a, b)) : List.of(ctx.get(a), ctx.get(b));
+            long fromA = both.get(0).orElseThrow().getLong("balance");
+            long toB = both.get(1).orElseThrow().getLong("balance");
+            ctx.update(a, new Document("$set", new Document("balance", fromA - amount)));
+            ctx.update(b, new Document("$set", new Document("balance", toB + amount)));
+            return fromA - amount;
+        });
+    }
+
+    /** A transfer of 30 whose owner stops right after its commit point: both accounts keep its locks, committed. */
+    private Object committedNotReleased() {
+        Object[] id = new Object[1];
+        TransactionManager stopsAfterCommit = TestManagers.crashing(mongo.client(), mongo.database(), "stops", (point, tx) -> {
+            if (point.equals(CrashPoint.after(Step.COMMIT, -1))) {
+                id[0] = tx;
+                throw new SimulatedCrash(point, tx);
+            }
+        }).finishInBackground(false).build();
+        assertThatThrownBy(() -> transfer(stopsAfterCommit, 30, true)).isInstanceOf(SimulatedCrash.class);
+        for (String account : List.of("A", "B")) {
+            assertThat(accounts.find(new Document("_id", account)).first().get("_m2pc", Document.class))
+                    .as(account + " under the committed transfer's lock").containsEntry("tx", id[0]);
+        }
+        return id[0];
+    }
+
+    private void readAndTakeOverCommittedLocks(boolean together) {
+        Object first = committedNotReleased();
+        List<String> writes = new CopyOnWriteArrayList<>();
+        try (MongoClient counting = CommandsTo.client(mongo.uri(), "accounts", (name, command) -> {
+            if (name.equals("update")) {
+                command.getArray("updates").forEach(u -> writes.add(((BsonDocument) u).getDocument("q").toJson()));
+            }
+        }); TransactionManager tm = TestManagers.builder(counting, mongo.database(), "second").finishInBackground(false).build()) {
+            TransactionResult<Long> r = transfer(tm, 20, together);
+
+            assertThat(r.outcome().isCommitted()).as(String.valueOf(r.outcome())).isTrue();
+            assertThat(r.attempts()).isEqualTo(1);
+            assertThat(r.value()).as("read the first transfer's committed A").isEqualTo(50L);
+        }
+        // Two takes and two releases, all of the second transfer: no release of the first's locks came first.
+        assertThat(writes).as("updates sent to accounts").hasSize(4);
+        assertThat(writes.subList(0, 2)).allSatisfy(q -> assertThat(q).contains("$or").contains(String.valueOf(first)));
+
+        mongo.expireLeases(mongo.database());
+        TransactionManager recovery = TestManagers.builder(mongo.client(), mongo.database(), "recovery").finishInBackground(false).build();
+        recovery.recover();
+        assertThat(accounts.find(new Document("_id", "A")).first()).containsEntry("balance", 50L).doesNotContainKey("_m2pc");
+        assertThat(accounts.find(new Document("_id", "B")).first()).containsEntry("balance", 50L).doesNotContainKey("_m2pc");
+        assertThat(mongo.transactions(mongo.database()).find(new Document("_id", first)).first().getString("state")).isEqualTo("done");
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+    }
+
+    @Test
+    void readOneByOne_underACommittedTransfersLocks_takesReplaceThem_andItsReleaseLaterChangesNothing() {
+        readAndTakeOverCommittedLocks(false);
+    }
+
+    @Test
+    void readTogether_underACommittedTransfersLocks_takesReplaceThem_andItsReleaseLaterChangesNothing() {
+        readAndTakeOverCommittedLocks(true);
+    }
+
+    @Test
+    void lockOfATransactionNotCommitted_isNeverReplaced_theAttemptLosesAndRunsAgain() {
+        Object[] holder = new Object[1];
+        TransactionManager stopsBeforeCommit = TestManagers.crashing(mongo.client(), mongo.database(), "holds", (point, tx) -> {
+            if (point.equals(CrashPoint.before(Step.COMMIT, -1))) {
+                holder[0] = tx;
+                throw new SimulatedCrash(point, tx);
+            }
+        }).finishInBackground(false).build();
+        assertThatThrownBy(() -> transfer(stopsBeforeCommit, 30, true)).isInstanceOf(SimulatedCrash.class);
+        assertThat(accounts.find(new Document("_id", "A")).first().get("_m2pc", Document.class)).containsEntry("tx", holder[0]);
+
+        // Its deadline passed (moved into the past): the second transfer undoes the lock it meets, never takes it over.
+        assertThat(Orphans.expire(mongo.client().getDatabase(mongo.database()), TransactionManagerSettings.DEFAULT_MAX_CLOCK_SKEW)).isPositive();
+        TransactionManager tm = TestManagers.builder(mongo.client(), mongo.database(), "second").finishInBackground(false).build();
+        TransactionResult<Long> r = transfer(tm, 20, true);
+
+        assertThat(r.outcome().isCommitted()).as(String.valueOf(r.outcome())).isTrue();
+        assertThat(r.value()).as("the holder never committed: A as it was, less 20").isEqualTo(80L);
+        assertThat(accounts.find(new Document("_id", "B")).first()).containsEntry("balance", 20L).doesNotContainKey("_m2pc");
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+    }
+
+    /**
+     * Two doctors on call. Alice's second attempt (after a conflict) takes Bob's document only to read
+     * it, and waits before reading her own; Bob, reading both meanwhile, must not take his document
+     * over her lock (it is not committed, and it leaves his version as it was): his take loses, and
+     * once Alice went off he stays on. Replacing any lock would let both go off.
+     */
+    @Test
+    void lockTakenOnlyToRead_byAnAttemptNotCommitted_isNeverReplaced_noWriteSkew() throws Exception {
+        MongoCollection<Document> doctors = mongo.client().getDatabase(mongo.database()).getCollection("doctors");
+        doctors.insertMany(List.of(new Document("_id", "alice").append("onCall", true), new Document("_id", "bob").append("onCall", true)));
+        DocumentRef alice = DocumentRef.of(mongo.database(), "doctors", "alice");
+        DocumentRef bob = DocumentRef.of(mongo.database(), "doctors", "bob");
+        CountDownLatch bobsFirstAttemptOver = new CountDownLatch(1);
+        CountDownLatch aliceHoldsBob = new CountDownLatch(1);
+        TransactionManager alices = TestManagers.builder(mongo.client(), mongo.database(), "alice").finishInBackground(false).build();
+        TransactionManager bobs = TestManagers.crashing(mongo.newClient(), mongo.database(), "bob", (point, tx) -> {
+            if (point.equals(CrashPoint.after(Step.COMMIT, -1))) {
+                bobsFirstAttemptOver.countDown(); // it committed
+            }
+        }).finishInBackground(false).build();
+        AtomicInteger aliceRuns = new AtomicInteger();
+        CompletableFuture<TransactionResult<Boolean>> aliceGoesOff = CompletableFuture.supplyAsync(() -> alices.transact(ctx -> {
+            boolean bobOn = ctx.get(bob).orElseThrow().getBoolean("onCall");
+            if (aliceRuns.incrementAndGet() == 1) { // a commit on Bob's document after her read: this attempt loses
+                CompletableFuture.runAsync(() -> alices.transact(other -> other.update(bob, new Document("$set",
+                        new Document("touched", true))))).join();
+            } else {
+                aliceHoldsBob.countDown(); // her second attempt took Bob's document to read it
+                bobsFirstAttemptOver.await(10, TimeUnit.SECONDS);
+            }
+            boolean aliceOn = ctx.get(alice).orElseThrow().getBoolean("onCall");
+            if (aliceOn && bobOn) {
+                ctx.update(alice, new Document("$set", new Document("onCall", false)));
+                return true;
+            }
+            return false;
+        }));
+        assertThat(aliceHoldsBob.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(doctors.find(new Document("_id", "bob")).first().get("_m2pc", Document.class)).as("Alice's lock, to read")
+                .doesNotContainKey("undo");
+
+        AtomicInteger bobRuns = new AtomicInteger();
+        TransactionResult<Boolean> bobGoesOff = bobs.transact(ctx -> {
+            if (bobRuns.incrementAndGet() == 2) {
+                bobsFirstAttemptOver.countDown(); // it lost
+            }
+            boolean aliceOn = ctx.get(alice).orElseThrow().getBoolean("onCall");
+            boolean bobOn = ctx.get(bob).orElseThrow().getBoolean("onCall");
+            if (aliceOn && bobOn) {
+                ctx.update(bob, new Document("$set", new Document("onCall", false)));
+                return true;
+            }
+            return false;
+        });
+        TransactionResult<Boolean> aliceResult = aliceGoesOff.get(30, TimeUnit.SECONDS);
+
+        assertThat(aliceResult.value()).as("Alice went off").isTrue();
+        assertThat(bobGoesOff.value()).as("Bob stayed on, having seen Alice off").isFalse();
+        assertThat(bobGoesOff.attempts()).as("his first take met her lock and lost").isGreaterThan(1);
+        assertThat(doctors.find(new Document("onCall", true)).into(new java.util.ArrayList<>())).extracting(d -> d.get("_id"))
+                .containsExactly("bob");
+        alices.close();
+        bobs.close();
+    }
+}
