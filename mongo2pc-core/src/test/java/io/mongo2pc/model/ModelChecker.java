@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -47,8 +46,7 @@ final class ModelChecker<S> {
     /** Situations the search must reach (so that the invariants are not checked in vain), counted by state. */
     private final Map<String, java.util.function.Predicate<S>> watched;
     private final Map<String, Integer> reached = new java.util.LinkedHashMap<>();
-    private final Map<String, Integer> ids = new HashMap<>();
-    private final List<String> keys = new ArrayList<>();
+    private final VisitedKeys visited = new VisitedKeys();
     private final BitSet finished = new BitSet();
     private int[] parent = new int[1024];
     private final List<int[]> successors = new ArrayList<>();
@@ -102,7 +100,8 @@ final class ModelChecker<S> {
         ArrayDeque<Integer> queue = new ArrayDeque<>();
         ArrayDeque<S> frontier = new ArrayDeque<>();
         for (S init : model.initialStates()) {
-            int id = add(init, model.key(init), -1);
+            String initKey = model.key(init);
+            int id = add(init, initKey, VisitedKeys.hash(initKey), -1);
             String bad = model.violation(init);
             if (bad != null) {
                 return failure(bad, id, 0);
@@ -124,9 +123,10 @@ final class ModelChecker<S> {
                     return failure(badStep, id, transitions, step.action(), step.next());
                 }
                 String key = model.key(step.next());
-                Integer known = ids.get(key);
-                if (known == null) {
-                    known = add(step.next(), key, id);
+                long hash = VisitedKeys.hash(key);
+                int known = visited.find(key, hash);
+                if (known < 0) {
+                    known = add(step.next(), key, hash, id);
                     String bad = model.violation(step.next());
                     if (bad != null) {
                         return failure(bad, known, transitions);
@@ -146,7 +146,7 @@ final class ModelChecker<S> {
 
     /** Every state must be able to reach a finished one: backwards search from the finished states. */
     private Outcome liveness(long transitions) {
-        int n = keys.size();
+        int n = visited.size();
         int[] inDegree = new int[n + 1];
         for (int[] succ : successors) {
             for (int t : succ) {
@@ -184,11 +184,9 @@ final class ModelChecker<S> {
         return new Outcome(n, transitions, finished.cardinality(), null, List.of(), reached);
     }
 
-    /** Records {@code s} (whose key is {@code key}, computed once by the caller) as reached from {@code from}. */
-    private int add(S s, String key, int from) {
-        int id = keys.size();
-        keys.add(key);
-        ids.put(key, id);
+    /** Records {@code s} (whose key is {@code key}, with its hash, computed once by the caller) as reached from {@code from}. */
+    private int add(S s, String key, long hash, int from) {
+        int id = visited.add(key, hash);
         if (model.finished(s)) {
             finished.set(id);
         }
@@ -205,12 +203,12 @@ final class ModelChecker<S> {
     }
 
     private Outcome failure(String violation, int id, long transitions) {
-        return new Outcome(keys.size(), transitions, 0, violation, trace(id, null, null), reached);
+        return new Outcome(visited.size(), transitions, 0, violation, trace(id, null, null), reached);
     }
 
     /** A step that broke a transition invariant: the trace to its source, then that step. */
     private Outcome failure(String violation, int from, long transitions, String action, S to) {
-        return new Outcome(keys.size(), transitions, 0, violation, trace(from, action, to), reached);
+        return new Outcome(visited.size(), transitions, 0, violation, trace(from, action, to), reached);
     }
 
     /**
@@ -223,12 +221,12 @@ final class ModelChecker<S> {
             path.add(at);
         }
         Collections.reverse(path);
-        S current = model.initialStates().stream().filter(s -> model.key(s).equals(keys.get(path.get(0))))
+        S current = model.initialStates().stream().filter(s -> model.key(s).equals(visited.key(path.get(0))))
                 .findFirst().orElseThrow();
         List<String> lines = new ArrayList<>();
         lines.add("initial: " + current);
         for (int i = 1; i < path.size(); i++) {
-            String key = keys.get(path.get(i));
+            String key = visited.key(path.get(i));
             Step<S> step = model.successors(current).stream().filter(st -> model.key(st.next()).equals(key))
                     .findFirst().orElseThrow();
             current = step.next();
