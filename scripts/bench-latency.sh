@@ -7,7 +7,7 @@
 # library runs of several clients, "client" added; also appended to OUT (default bench-latency.jsonl, emptied
 # first). Then draws PLOT_FILE (default bench-latency.png): throughput against added latency, one
 # chart per thread count. Progress goes to stderr.
-# CLIENTS="new=mongo2pc-cli/target/mongo2pc.jar old=/tmp/old/mongo2pc.jar" runs the library modes
+# CLIENTS="new=mongo2pc-cli/target/mongo2pc.jar old=/tmp/old/mongo2pc.jar" runs the library modes (library, interactive)
 # with each client in turn against the same server (started from JAR), to compare two builds in one
 # run; raw and tutorial, the yardsticks, run with the first client only. A client may carry extra
 # bench arguments for its library runs after commas: "n8=mongo2pc.jar,--combined-requests,8".
@@ -27,7 +27,7 @@ trap stop_server EXIT
 : > "$OUT"
 set -- $CLIENTS
 several=$(( $# > 1 ))
-library_modes=$(tr ' ' '\n' <<< "$MODES" | grep -c '^library' || true)
+library_modes=$(tr ' ' '\n' <<< "$MODES" | grep -cE '^(library|interactive)' || true)
 total=$(( $(wc -w <<< "$LATENCIES") * ${ROUNDS:-1} * $(wc -w <<< "$THREADS") * ($(wc -w <<< "$MODES") - library_modes + library_modes * $#) ))
 done_runs=0
 RUN=0
@@ -48,7 +48,9 @@ for latency in $LATENCIES; do
           IFS=, read -r -a spec <<< "${client#*=}"
           jar=${spec[0]}
           extra=("${spec[@]:1}")
-          if [ "${item%%:*}" != library ]; then
+          is_library=0
+          case ${item%%:*} in library|interactive) is_library=1 ;; esac
+          if [ "$is_library" = 0 ]; then
             [ "$client" != "${CLIENTS%% *}" ] && continue # raw and tutorial: the first client only
             extra=()
           fi
@@ -56,7 +58,7 @@ for latency in $LATENCIES; do
           echo "run $done_runs of $total: latency $latency, round $round, $t threads, $item, client $label" \
             "(${CLIENT_WARMUP:-30}s warm-up + ${SECONDS_PER_RUN}s)" >&2
           prefix="\"addedLatencyMs\":$ms,"
-          [ "$several" = 1 ] && [ "${item%%:*}" = library ] && prefix="\"client\":\"$label\",$prefix"
+          [ "$several" = 1 ] && [ "$is_library" = 1 ] && prefix="\"client\":\"$label\",$prefix"
           RUN=$((RUN + 1))
           run_bench "$jar" "$item" "$t" "$SECONDS_PER_RUN" "$prefix" "${extra[@]}" | tee -a "$OUT"
         done
