@@ -144,6 +144,49 @@ class CommittedLockTakeOverTest {
     }
 
     /**
+     * The attempt that replaced the committed transfer's locks loses afterwards (a document it only
+     * read changed): its undo puts back the committed transfer's state, content and version, with no
+     * lock; the body runs again and commits from there.
+     */
+    @Test
+    void attemptThatReplacedCommittedLocks_loses_itsUndoRestoresTheCommittedStateAndVersion() {
+        committedNotReleased();
+        Document committedA = new Document(accounts.find(new Document("_id", "A")).first());
+        committedA.remove("_m2pc");
+        accounts.insertOne(new Document("_id", "rate").append("fee", 0L));
+        DocumentRef rate = DocumentRef.of(mongo.database(), "accounts", "rate");
+        List<Document> afterUndo = new CopyOnWriteArrayList<>();
+        AtomicInteger runs = new AtomicInteger();
+        try (TransactionManager tm = TestManagers.builder(mongo.client(), mongo.database(), "second").finishInBackground(false).build()) {
+            TransactionResult<Long> r = tm.transact(ctx -> {
+                if (runs.get() == 1) { // the first attempt is undone before the body runs again
+                    afterUndo.add(accounts.find(new Document("_id", "A")).first());
+                }
+                List<Optional<Document>> both = ctx.getAll(List.of(a, b));
+                long fee = ctx.get(rate).orElseThrow().getLong("fee");
+                if (runs.incrementAndGet() == 1) { // the rate changes and commits after this attempt read it
+                    CompletableFuture.runAsync(() -> tm.transact(other -> other.update(rate, new Document("$set",
+                            new Document("fee", 0L).append("changedAt", 1L))))).join();
+                }
+                long fromA = both.get(0).orElseThrow().getLong("balance");
+                ctx.update(a, new Document("$set", new Document("balance", fromA - 20 - fee)));
+                ctx.update(b, new Document("$set", new Document("balance", both.get(1).orElseThrow().getLong("balance") + 20 + fee)));
+                return fromA - 20 - fee;
+            });
+
+            assertThat(r.outcome().isCommitted()).as(String.valueOf(r.outcome())).isTrue();
+            assertThat(r.attempts()).isEqualTo(2);
+            assertThat(r.value()).isEqualTo(50L);
+        }
+        assertThat(afterUndo).as("A once the first attempt was undone").containsExactly(committedA);
+        assertThat(accounts.find(new Document("_id", "A")).first()).containsEntry("balance", 50L).doesNotContainKey("_m2pc");
+        assertThat(accounts.find(new Document("_id", "B")).first()).containsEntry("balance", 50L).doesNotContainKey("_m2pc");
+        mongo.expireLeases(mongo.database());
+        TestManagers.builder(mongo.client(), mongo.database(), "recovery").finishInBackground(false).build().recover();
+        mongo.invariants().expectTotal(mongo.database(), 100L);
+    }
+
+    /**
      * Two doctors on call. Alice's second attempt (after a conflict) takes Bob's document only to read
      * it, and waits before reading her own; Bob, reading both meanwhile, must not take his document
      * over her lock (it is not committed, and it leaves his version as it was): his take loses, and

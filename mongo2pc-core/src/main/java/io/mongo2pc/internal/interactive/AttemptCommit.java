@@ -228,7 +228,10 @@ final class AttemptCommit {
         for (int i = 0; i < checked.size(); i++) {
             Entry e = checked.get(i);
             CommittedImage image = now.get(i).image();
-            // A committed transaction's lock holds nothing back: its change is counted in the version.
+            // A committed transaction's lock holds nothing back: its change is counted in the version. (After
+            // readAll's hundredth changed re-read its state may be newer than the document read; the lock passes
+            // then too, safely: no transaction that can commit has its lock apart from its change except a
+            // pessimistic one, which took what it read.)
             Document lock = now.get(i).committedLock() != null ? null : now.get(i).lock();
             if (!image.sameVersion(e.read)) {
                 throw new Lost(ConflictKind.CHANGED, e.ref, null, e.ref + " was changed by a transaction that committed since it was read"
