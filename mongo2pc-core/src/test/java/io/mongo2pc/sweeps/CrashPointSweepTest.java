@@ -26,6 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -262,12 +263,15 @@ public class CrashPointSweepTest {
     /** Every crash point a clean run of the scenario reaches, in order. */
     protected List<CrashPoint> pointsReached(Scenario scenario) {
         String db = freshDatabase();
-        Set<CrashPoint> points = new LinkedHashSet<>();
+        // The hook runs on the caller's thread and on the manager's own (round 1's senders, the finisher).
+        Set<CrashPoint> points = Collections.synchronizedSet(new LinkedHashSet<>());
         TransactionOutcome outcome = start(db, scenario, manager(db, "probe", mongo.client(), (p, id) -> points.add(p)));
         assertThat(outcome.state()).isEqualTo(expectedWithoutCrash(scenario));
         assertThat(points).hasSizeGreaterThanOrEqualTo(minPoints(scenario));
         mongo.client().getDatabase(db).drop(); // a probe: its total need not be the one the round started with
-        return List.copyOf(points);
+        synchronized (points) {
+            return List.copyOf(points);
+        }
     }
 
     /** The crash points a recovery reaches after the scenario crashed at {@code first}. */
@@ -276,10 +280,12 @@ public class CrashPointSweepTest {
         runCrashingAt(db, scenario, first);
         afterCrash(db);
         mongo.expireLeases(db);
-        Set<CrashPoint> points = new LinkedHashSet<>();
+        Set<CrashPoint> points = Collections.synchronizedSet(new LinkedHashSet<>());
         manager(db, "probe-recoverer", mongo.client(), (p, id) -> points.add(p)).recover(Duration.ZERO);
         mongo.client().getDatabase(db).drop();
-        return List.copyOf(points);
+        synchronized (points) {
+            return List.copyOf(points);
+        }
     }
 
     private void assertAtomic(String db, Scenario scenario, String what, Object txId) {

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -232,12 +233,14 @@ public class ZombieOwnerTest {
     private List<CrashPoint> pointsOfACleanTransfer() {
         for (int attempt = 1; ; attempt++) {
             String db = freshDatabase();
-            Set<CrashPoint> points = new LinkedHashSet<>();
+            Set<CrashPoint> points = Collections.synchronizedSet(new LinkedHashSet<>()); // the hook runs on several threads
             TransactionOutcome outcome = start(manager(db, "probe", mongo.client(), (p, id) -> points.add(p), ownerLease()));
             mongo.client().getDatabase(db).drop();
             if (outcome.state() == TransactionState.DONE || attempt == 3) {
                 assertThat(outcome.state()).as("a probe run, " + attempt + " attempts").isEqualTo(TransactionState.DONE);
-                return new ArrayList<>(points);
+                synchronized (points) {
+                    return new ArrayList<>(points);
+                }
             }
         }
     }
