@@ -8,6 +8,7 @@ import com.mongodb.event.CommandListener;
 import com.mongodb.event.CommandStartedEvent;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.bank.Bank;
+import io.mongo2pc.cli.bench.InteractiveTransfer;
 import org.bson.BsonValue;
 import org.bson.Document;
 
@@ -31,11 +32,12 @@ import java.util.concurrent.atomic.LongAdder;
  * How many requests a transfer sends, by command and collection, and how many document writes
  * they carry (the driver's command listener), with the client's and optionally the server's CPU
  * time per transfer (from /proc): random transfers among 1,000 accounts, first N unmeasured, then
- * N measured.
+ * N measured. With {@code interactive} last, each transfer is the body of {@code bench --mode
+ * interactive} ({@code transact}: both accounts read in one request, the funds checked, both written).
  *
  * <pre>
  * CP="mongo2pc-bench/target/mongo2pc-bench-0.1.0-SNAPSHOT.jar:$(cat mongo2pc-bench/target/classpath.txt)"
- * java -cp "$CP" io.mongo2pc.bench.client.RequestsPerTransfer URI TWO_ROUND(true|false) THREADS N [BACKGROUND [SERVER_PID [COMMIT_INSERT]]]
+ * java -cp "$CP" io.mongo2pc.bench.client.RequestsPerTransfer URI TWO_ROUND(true|false) THREADS N [BACKGROUND [SERVER_PID [COMMIT_INSERT [interactive]]]]
  * </pre>
  */
 public final class RequestsPerTransfer {
@@ -52,6 +54,7 @@ public final class RequestsPerTransfer {
         boolean background = args.length > 4 && Boolean.parseBoolean(args[4]);
         String serverPid = args.length > 5 && !args[5].equals("-") ? args[5] : null;
         boolean commitInsert = args.length <= 6 || Boolean.parseBoolean(args[6]);
+        boolean interactive = args.length > 7 && args[7].equals("interactive");
         Map<String, LongAdder> requests = new ConcurrentHashMap<>();
         Map<String, LongAdder> writes = new ConcurrentHashMap<>();
         AtomicBoolean counting = new AtomicBoolean();
@@ -85,18 +88,21 @@ public final class RequestsPerTransfer {
                 accounts.add(new Document("_id", "b" + i).append("balance", 1_000L).append("pendingTransactions", new ArrayList<>()));
             }
             bank.accounts().insertMany(accounts);
-            run(bank, manager, threads, n, background);
+            String database = bank.accounts().getNamespace().getDatabaseName();
+            Transfer transfer = interactive ? (from, to, amount) -> InteractiveTransfer.run(manager, database, from, to, amount)
+                    : bank::transfer;
+            run(transfer, manager, threads, n, background);
             long[] client0 = ticks("self");
             long[] server0 = serverPid == null ? new long[2] : ticks(serverPid);
             long start = System.nanoTime();
             counting.set(true);
-            run(bank, manager, threads, n, background);
+            run(transfer, manager, threads, n, background);
             counting.set(false);
             double seconds = (System.nanoTime() - start) / 1e9;
             long[] client1 = ticks("self");
             long[] server1 = serverPid == null ? new long[2] : ticks(serverPid);
-            System.out.printf("two-round %s, %d threads, finish %s: %d transfers, %.0f/s%n", twoRound, threads,
-                    background ? "background" : "inline", n, n / seconds);
+            System.out.printf("%stwo-round %s, %d threads, finish %s: %d transfers, %.0f/s%n", interactive ? "interactive, " : "",
+                    twoRound, threads, background ? "background" : "inline", n, n / seconds);
             long total = 0;
             for (Map.Entry<String, LongAdder> e : new TreeMap<>(requests).entrySet()) {
                 long count = e.getValue().sum();
@@ -112,7 +118,12 @@ public final class RequestsPerTransfer {
         }
     }
 
-    private static void run(Bank bank, TransactionManager manager, int threads, int n, boolean background) throws Exception {
+    /** One transfer of {@code amount} between two accounts. */
+    private interface Transfer {
+        Object run(String from, String to, long amount);
+    }
+
+    private static void run(Transfer transfer, TransactionManager manager, int threads, int n, boolean background) throws Exception {
         AtomicInteger issued = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         List<java.util.concurrent.Future<?>> workers = new ArrayList<>();
@@ -122,7 +133,7 @@ public final class RequestsPerTransfer {
                 while (issued.incrementAndGet() <= n) {
                     int from = random.nextInt(ACCOUNTS);
                     int to = (from + 1 + random.nextInt(ACCOUNTS - 1)) % ACCOUNTS;
-                    bank.transfer("b" + from, "b" + to, 1 + random.nextInt(100));
+                    transfer.run("b" + from, "b" + to, 1 + random.nextInt(100));
                 }
                 return null;
             }));

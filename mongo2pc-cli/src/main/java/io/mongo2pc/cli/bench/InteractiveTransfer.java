@@ -13,12 +13,13 @@ import java.util.Optional;
  * an application would write one without the library's transfer: read both accounts (in one
  * request), refuse if the
  * source is short, write both balances. No guard: serializability keeps the books. Stateless.
+ * Public for the request counts of mongo2pc-bench ({@code RequestsPerTransfer}), which run the same body.
  */
-final class InteractiveTransfer {
+public final class InteractiveTransfer {
     private InteractiveTransfer() { }
 
     /** Moves {@code amount} from {@code from} to {@code to} in the database's {@code accounts}; true if it moved. */
-    static boolean run(TransactionManager tm, String database, String from, String to, long amount) {
+    public static boolean run(TransactionManager tm, String database, String from, String to, long amount) {
         DocumentRef source = DocumentRef.of(database, "accounts", from);
         DocumentRef destination = DocumentRef.of(database, "accounts", to);
         TransactionResult<Boolean> result = tm.transact(ctx -> {
