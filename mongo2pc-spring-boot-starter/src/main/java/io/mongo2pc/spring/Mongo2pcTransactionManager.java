@@ -169,6 +169,8 @@ public class Mongo2pcTransactionManager implements CallbackPreferringPlatformTra
         private final TransactionSpans.Traced traced;
         private List<TransactionSynchronization> lastRun = List.of();
         private Throwable thrownByMethod;
+        /** The id of the transaction the runs are attempts of (known once the first run began). */
+        private Object transactionId;
         private int runs;
 
         Runs(TransactionDefinition def, TransactionCallback<T> callback) {
@@ -197,7 +199,9 @@ public class Mongo2pcTransactionManager implements CallbackPreferringPlatformTra
                 end(TransactionSynchronization.STATUS_ROLLED_BACK, "conflict", e);
                 throw new Mongo2pcConflictException(e);
             } catch (OutcomeUnknownException e) {
-                if (e == thrownByMethod) {
+                // Thrown through the method by a transaction of its own: as thrown. Through it by this
+                // transaction's own read (the database out of reach): this transaction's outcome.
+                if (e == thrownByMethod && !Objects.equals(e.transactionId(), transactionId)) {
                     throw rolledBack(e);
                 }
                 end(TransactionSynchronization.STATUS_UNKNOWN, "unknown", e);
@@ -220,7 +224,8 @@ public class Mongo2pcTransactionManager implements CallbackPreferringPlatformTra
             lastRun = List.of();
             thrownByMethod = null;
             runs = attempt;
-            traced.attempt(attempt, tx.context.transactionId());
+            transactionId = tx.context.transactionId();
+            traced.attempt(attempt, transactionId);
             Mongo2pcTransactionStatus status = new Mongo2pcTransactionStatus(tx, true, def);
             try {
                 T value = callback.doInTransaction(status);

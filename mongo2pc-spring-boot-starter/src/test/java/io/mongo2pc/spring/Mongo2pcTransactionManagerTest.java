@@ -2,6 +2,7 @@ package io.mongo2pc.spring;
 
 import com.mongodb.client.MongoClient;
 import io.mongo2pc.DocumentRef;
+import io.mongo2pc.FaultProxy;
 import io.mongo2pc.TransactionManager;
 import io.mongo2pc.testing.TestManagers;
 import io.mongo2pc.testing.Unreachable;
@@ -37,6 +38,23 @@ class Mongo2pcTransactionManagerTest {
                     .isInstanceOfSatisfying(Mongo2pcOutcomeUnknownException.class, e ->
                             assertThat(e.transactionId()).isNotNull().hasToString(String.valueOf(
                                     ((io.mongo2pc.OutcomeUnknownException) e.getCause()).transactionId())));
+        }
+    }
+
+    @Test
+    void databaseOutOfReachForAReadInsideTheMethod_isOutcomeUnknown_asTransactionSystemException() throws Exception {
+        try (FaultProxy proxy = new FaultProxy(mongo.uri());
+             MongoClient viaProxy = proxy.newClient(200);
+             TransactionManager core = TestManagers.builder(viaProxy, mongo.database(), "app")
+                     .retryTimeout(Duration.ofMillis(600)).build()) {
+            TransactionTemplate template = new TransactionTemplate(new Mongo2pcTransactionManager(core));
+            DocumentRef ref = DocumentRef.of(mongo.database(), "wallets", "w1");
+            proxy.dropReplies(1_000, request -> request.contains("wallets")); // the transaction starts; its read gets no answer
+
+            assertThatThrownBy(() -> template.execute(status -> ((Mongo2pcTransactionStatus) status).context().get(ref)))
+                    .isInstanceOf(TransactionSystemException.class)
+                    .isInstanceOf(Mongo2pcOutcomeUnknownException.class)
+                    .cause().hasMessageStartingWith("gave up on read of transaction").hasMessageNotContaining("state ?");
         }
     }
 

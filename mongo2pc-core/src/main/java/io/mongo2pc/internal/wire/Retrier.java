@@ -50,12 +50,12 @@ public final class Retrier {
                     // The server's answer, for good: with a transaction, the caller is told which one
                     // and where it stood (its outcome is read with awaitOutcome).
                     throw txId == null ? e : new TransactionException("the database refused " + what + " of transaction "
-                            + txId + " in state " + (state == null ? "?" : state.stored()) + ": " + e.getMessage(), txId, state, e);
+                            + txId + where(state) + ": " + e.getMessage(), txId, state, e);
                 }
                 if (clock.nanoTime() + backoff * 1_000_000 > deadline) {
-                    throw new OutcomeUnknownException("gave up on " + what + " of transaction " + txId + " in state "
-                            + (state == null ? "?" : state.stored()) + " after " + timeout.toMillis()
-                            + "ms of database errors; recovery will finish it: " + e.getMessage(), txId, state, e);
+                    throw new OutcomeUnknownException("gave up on " + what + " of transaction " + txId + where(state) + " after "
+                            + timeout.toMillis() + "ms of database errors" + (state == null ? "" : "; recovery will finish it") + ": "
+                            + e.getMessage(), txId, state, e);
                 }
                 sleep(backoff + ThreadLocalRandom.current().nextLong(backoff / 2 + 1), txId, state);
                 backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
@@ -94,5 +94,10 @@ public final class Retrier {
             Thread.currentThread().interrupt();
             throw new OutcomeUnknownException("interrupted while retrying a step of transaction " + txId, txId, state, ie);
         }
+    }
+
+    /** Where the transaction stood, for a message: its state, or nothing for a step of no state (a read). */
+    private static String where(TransactionState state) {
+        return state == null ? "" : " in state " + state.stored();
     }
 }
