@@ -145,7 +145,8 @@ public final class TransactionManager implements AutoCloseable {
         if (timeout == null || timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must be zero or positive, got " + timeout);
         }
-        return engine.awaitOutcome(Objects.requireNonNull(transactionId, "transactionId"), timeout);
+        DocumentRef.requirePlainId(Objects.requireNonNull(transactionId, "transactionId"), "transaction id");
+        return engine.awaitOutcome(transactionId, timeout);
     }
 
     /** Claims one queued transaction (one findAndModify: exactly one claimer wins) and runs it. */
@@ -209,6 +210,7 @@ public final class TransactionManager implements AutoCloseable {
      * {@link ReasonCode#CANCELED_BY_OPERATOR}.
      */
     public CancelResult cancel(Object transactionId, String reason) {
+        DocumentRef.requirePlainId(transactionId, "transaction id");
         return engine.cancel(transactionId, reason == null ? "canceled by request" : reason);
     }
 
@@ -272,6 +274,7 @@ public final class TransactionManager implements AutoCloseable {
 
     /** The stored transaction: its state, owner, epoch, lease, operations and reason, and the document as is. */
     public Optional<TransactionView> inspect(Object transactionId) {
+        DocumentRef.requirePlainId(transactionId, "transaction id");
         return engine.inspect(transactionId);
     }
 
@@ -296,7 +299,7 @@ public final class TransactionManager implements AutoCloseable {
      * {@code lastModified}. False if there is no such transaction.
      */
     public boolean note(Object transactionId, String action, String by) {
-        Objects.requireNonNull(transactionId, "transactionId");
+        DocumentRef.requirePlainId(Objects.requireNonNull(transactionId, "transactionId"), "transaction id");
         if (action == null || action.isBlank() || by == null || by.isBlank()) {
             throw new IllegalArgumentException("a note needs an action and who did it, got " + action + " by " + by);
         }

@@ -9,6 +9,7 @@ import io.mongo2pc.testkit.EmbeddedMongo;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -162,6 +163,21 @@ class TransactionIdsTest {
         assertThat(tm.inspect("pay-6")).isEmpty();
         assertThatThrownBy(() -> tm.run(new Document("$gt", ""), f.transfer(1L)))
                 .isInstanceOf(InvalidTransactionException.class).hasMessageContaining("transaction id");
+    }
+
+    @Test
+    void idThatIsAQueryOperator_isRefusedByEveryCallTakingAnId_beforeAnythingIsReadOrWritten() {
+        Fixture f = new Fixture();
+        TransactionManager tm = f.manager("app", Duration.ofSeconds(30), CrashHook.NONE);
+        assertThat(tm.run("pay-1", f.transfer(1L)).isDone()).isTrue();
+        Document operator = new Document("$gt", "");
+
+        for (ThrowingCallable call : List.<ThrowingCallable>of(() -> tm.awaitOutcome(operator, Duration.ZERO),
+                () -> tm.cancel(operator, "why"), () -> tm.inspect(operator), () -> tm.note(operator, "looked", "ops"))) {
+            assertThatThrownBy(call).isInstanceOf(InvalidTransactionException.class)
+                    .hasMessageStartingWith("transaction id: id must be a string, an integer or an ObjectId, got {\"$gt\": \"\"}");
+        }
+        assertThat(tm.inspect("pay-1")).hasValueSatisfying(v -> assertThat(v.isTerminal()).isTrue());
     }
 
     /** Accounts A (100) and B (0), and managers on them. */
