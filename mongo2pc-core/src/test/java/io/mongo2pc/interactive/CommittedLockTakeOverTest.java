@@ -144,6 +144,49 @@ class CommittedLockTakeOverTest {
     }
 
     /**
+     * A delete of a document under a committed transfer's lock replaces that lock too (the attempt
+     * commits at once; without the replacement it loses to the lock and runs again), beside a read of
+     * a document whose committed insert's lock is still on it. Recovery later finds nothing of the
+     * first transfer's to release.
+     */
+    @Test
+    void deleteUnderACommittedLock_andAReadOfACommittedInsert_commitAtTheFirstAttempt() {
+        Object first = committedNotReleased();
+        DocumentRef receipt = DocumentRef.of(mongo.database(), "accounts", "receipt");
+        Object[] inserter = new Object[1];
+        TransactionManager insertsThenStops = TestManagers.crashing(mongo.client(), mongo.database(), "inserts", (point, tx) -> {
+            if (point.equals(CrashPoint.after(Step.COMMIT, -1))) {
+                inserter[0] = tx;
+                throw new SimulatedCrash(point, tx);
+            }
+        }).finishInBackground(false).build();
+        assertThatThrownBy(() -> insertsThenStops.transact(ctx -> ctx.insert(receipt, new Document("for", "A"))))
+                .isInstanceOf(SimulatedCrash.class);
+        assertThat(accounts.find(new Document("_id", "receipt")).first().get("_m2pc", Document.class))
+                .as("the receipt under its committed insert's lock").containsEntry("tx", inserter[0]).containsEntry("kind", "insert");
+
+        try (TransactionManager tm = TestManagers.builder(mongo.client(), mongo.database(), "second").finishInBackground(false).build()) {
+            TransactionResult<String> r = tm.transact(ctx -> {
+                String forWhom = ctx.get(receipt).orElseThrow().getString("for"); // only read
+                long balance = ctx.get(a).orElseThrow().getLong("balance");
+                ctx.delete(a);
+                ctx.update(b, new Document("$inc", new Document("balance", balance)));
+                return forWhom;
+            });
+
+            assertThat(r.outcome().isCommitted()).as(String.valueOf(r.outcome())).isTrue();
+            assertThat(r.attempts()).isEqualTo(1);
+            assertThat(r.value()).isEqualTo("A");
+        }
+        mongo.expireLeases(mongo.database());
+        TestManagers.builder(mongo.client(), mongo.database(), "recovery").finishInBackground(false).build().recover();
+        assertThat(accounts.find(new Document("_id", "A")).first()).isNull();
+        assertThat(accounts.find(new Document("_id", "B")).first()).containsEntry("balance", 100L).doesNotContainKey("_m2pc");
+        assertThat(accounts.find(new Document("_id", "receipt")).first()).containsEntry("for", "A").doesNotContainKey("_m2pc");
+        assertThat(mongo.transactions(mongo.database()).find(new Document("_id", first)).first().getString("state")).isEqualTo("done");
+    }
+
+    /**
      * The attempt that replaced the committed transfer's locks loses afterwards (a document it only
      * read changed): its undo puts back the committed transfer's state, content and version, with no
      * lock; the body runs again and commits from there.
