@@ -187,6 +187,44 @@ class CommittedLockTakeOverTest {
     }
 
     /**
+     * A document only read, deleted after the read by a transaction that committed and stopped
+     * before its release (its delete lock still there): the check passes committed locks, but the
+     * document is gone in the committed view, so the attempt loses and the body runs again, and
+     * sees it gone.
+     */
+    @Test
+    void documentOnlyRead_deletedSinceByACommittedTransaction_lockStillThere_theBodyRunsAgain() {
+        accounts.insertOne(new Document("_id", "promo").append("bonus", 5L));
+        DocumentRef promo = DocumentRef.of(mongo.database(), "accounts", "promo");
+        TransactionManager deletesThenStops = TestManagers.crashing(mongo.client(), mongo.database(), "deletes", (point, tx) -> {
+            if (point.equals(CrashPoint.after(Step.COMMIT, -1))) {
+                throw new SimulatedCrash(point, tx);
+            }
+        }).finishInBackground(false).build();
+        AtomicInteger runs = new AtomicInteger();
+        try (TransactionManager tm = TestManagers.builder(mongo.client(), mongo.database(), "second").finishInBackground(false).build()) {
+            TransactionResult<Long> r = tm.transact(ctx -> {
+                long bonus = ctx.get(promo).map(d -> d.getLong("bonus")).orElse(0L); // only read
+                if (runs.incrementAndGet() == 1) {
+                    assertThatThrownBy(() -> deletesThenStops.transact(other -> other.delete(promo))).isInstanceOf(SimulatedCrash.class);
+                    assertThat(accounts.find(new Document("_id", "promo")).first().get("_m2pc", Document.class))
+                            .as("deleted, committed, its lock still there").containsEntry("kind", "delete");
+                }
+                ctx.update(b, new Document("$inc", new Document("balance", bonus)));
+                return bonus;
+            });
+
+            assertThat(r.outcome().isCommitted()).as(String.valueOf(r.outcome())).isTrue();
+            assertThat(r.attempts()).isEqualTo(2);
+            assertThat(r.value()).as("the promotion was gone when the transaction committed").isZero();
+        }
+        assertThat(accounts.find(new Document("_id", "B")).first()).containsEntry("balance", 0L);
+        mongo.expireLeases(mongo.database());
+        TestManagers.builder(mongo.client(), mongo.database(), "recovery").finishInBackground(false).build().recover();
+        assertThat(accounts.find(new Document("_id", "promo")).first()).isNull();
+    }
+
+    /**
      * The attempt that replaced the committed transfer's locks loses afterwards (a document it only
      * read changed): its undo puts back the committed transfer's state, content and version, with no
      * lock; the body runs again and commits from there.
