@@ -66,15 +66,20 @@ class CommittedLockTakeOverTest {
         });
     }
 
+    /** A manager whose owner stops at {@code point} (a simulated crash), the id of the transaction it stopped kept in {@code stopped[0]}. */
+    private static TransactionManager stoppingAt(CrashPoint point, String application, Object[] stopped) {
+        return TestManagers.crashing(mongo.client(), mongo.database(), application, (at, tx) -> {
+            if (at.equals(point)) {
+                stopped[0] = tx;
+                throw new SimulatedCrash(at, tx);
+            }
+        }).finishInBackground(false).build();
+    }
+
     /** A transfer of 30 whose owner stops right after its commit point: both accounts keep its locks, committed. */
     private Object committedNotReleased() {
         Object[] id = new Object[1];
-        TransactionManager stopsAfterCommit = TestManagers.crashing(mongo.client(), mongo.database(), "stops", (point, tx) -> {
-            if (point.equals(CrashPoint.after(Step.COMMIT, -1))) {
-                id[0] = tx;
-                throw new SimulatedCrash(point, tx);
-            }
-        }).finishInBackground(false).build();
+        TransactionManager stopsAfterCommit = stoppingAt(CrashPoint.after(Step.COMMIT, -1), "stops", id);
         assertThatThrownBy(() -> transfer(stopsAfterCommit, 30, true)).isInstanceOf(SimulatedCrash.class);
         for (String account : List.of("A", "B")) {
             assertThat(accounts.find(new Document("_id", account)).first().get("_m2pc", Document.class))
@@ -123,12 +128,7 @@ class CommittedLockTakeOverTest {
     @Test
     void lockOfATransactionNotCommitted_isNeverReplaced_theAttemptLosesAndRunsAgain() {
         Object[] holder = new Object[1];
-        TransactionManager stopsBeforeCommit = TestManagers.crashing(mongo.client(), mongo.database(), "holds", (point, tx) -> {
-            if (point.equals(CrashPoint.before(Step.COMMIT, -1))) {
-                holder[0] = tx;
-                throw new SimulatedCrash(point, tx);
-            }
-        }).finishInBackground(false).build();
+        TransactionManager stopsBeforeCommit = stoppingAt(CrashPoint.before(Step.COMMIT, -1), "holds", holder);
         assertThatThrownBy(() -> transfer(stopsBeforeCommit, 30, true)).isInstanceOf(SimulatedCrash.class);
         assertThat(accounts.find(new Document("_id", "A")).first().get("_m2pc", Document.class)).containsEntry("tx", holder[0]);
 
@@ -154,12 +154,7 @@ class CommittedLockTakeOverTest {
         Object first = committedNotReleased();
         DocumentRef receipt = DocumentRef.of(mongo.database(), "accounts", "receipt");
         Object[] inserter = new Object[1];
-        TransactionManager insertsThenStops = TestManagers.crashing(mongo.client(), mongo.database(), "inserts", (point, tx) -> {
-            if (point.equals(CrashPoint.after(Step.COMMIT, -1))) {
-                inserter[0] = tx;
-                throw new SimulatedCrash(point, tx);
-            }
-        }).finishInBackground(false).build();
+        TransactionManager insertsThenStops = stoppingAt(CrashPoint.after(Step.COMMIT, -1), "inserts", inserter);
         assertThatThrownBy(() -> insertsThenStops.transact(ctx -> ctx.insert(receipt, new Document("for", "A"))))
                 .isInstanceOf(SimulatedCrash.class);
         assertThat(accounts.find(new Document("_id", "receipt")).first().get("_m2pc", Document.class))
@@ -196,11 +191,7 @@ class CommittedLockTakeOverTest {
     void documentOnlyRead_deletedSinceByACommittedTransaction_lockStillThere_theBodyRunsAgain() {
         accounts.insertOne(new Document("_id", "promo").append("bonus", 5L));
         DocumentRef promo = DocumentRef.of(mongo.database(), "accounts", "promo");
-        TransactionManager deletesThenStops = TestManagers.crashing(mongo.client(), mongo.database(), "deletes", (point, tx) -> {
-            if (point.equals(CrashPoint.after(Step.COMMIT, -1))) {
-                throw new SimulatedCrash(point, tx);
-            }
-        }).finishInBackground(false).build();
+        TransactionManager deletesThenStops = stoppingAt(CrashPoint.after(Step.COMMIT, -1), "deletes", new Object[1]);
         AtomicInteger runs = new AtomicInteger();
         try (TransactionManager tm = TestManagers.builder(mongo.client(), mongo.database(), "second").finishInBackground(false).build()) {
             TransactionResult<Long> r = tm.transact(ctx -> {

@@ -76,11 +76,17 @@ class RefusalOrConflictTest {
         assertThat(shipments.find(new Document("_id", "s1")).first().getString("order")).isEqualTo("o1");
     }
 
-    @Test
-    void insertRefusedByAUniqueIndex_decidedOnAReadMadeStale_theBodyRunsAgain_andCommits() {
+    /** The collection docs, with a unique index on code and x1 holding code "a". */
+    private static MongoCollection<Document> docsWithCodeA() {
         MongoCollection<Document> docs = mongo.client().getDatabase(mongo.database()).getCollection("docs");
         docs.createIndex(new Document("code", 1), new IndexOptions().unique(true));
         docs.insertOne(new Document("_id", "x1").append("code", "a"));
+        return docs;
+    }
+
+    @Test
+    void insertRefusedByAUniqueIndex_decidedOnAReadMadeStale_theBodyRunsAgain_andCommits() {
+        MongoCollection<Document> docs = docsWithCodeA();
         docs.insertOne(new Document("_id", "cfg").append("next", "a"));
         DocumentRef cfg = DocumentRef.of(mongo.database(), "docs", "cfg");
         DocumentRef x2 = DocumentRef.of(mongo.database(), "docs", "x2");
@@ -105,9 +111,7 @@ class RefusalOrConflictTest {
 
     @Test
     void insertRefusedByAUniqueIndex_whatTheBodyReadStillHolds_endsCanceledAtTheFirstAttempt() {
-        MongoCollection<Document> docs = mongo.client().getDatabase(mongo.database()).getCollection("docs");
-        docs.createIndex(new Document("code", 1), new IndexOptions().unique(true));
-        docs.insertOne(new Document("_id", "x1").append("code", "a"));
+        MongoCollection<Document> docs = docsWithCodeA();
         DocumentRef x2 = DocumentRef.of(mongo.database(), "docs", "x2");
         try (TransactionManager tm = TestManagers.builder(mongo.client(), mongo.database(), "refusals").finishInBackground(false).build()) {
             TransactionResult<Object> r = tm.transact(TransactionOptions.builder().timeout(Duration.ofSeconds(3)).build(), ctx -> {

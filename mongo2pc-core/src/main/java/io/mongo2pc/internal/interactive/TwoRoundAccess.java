@@ -87,12 +87,18 @@ public final class TwoRoundAccess {
          * transactions is on the document, else null. The stored content and version are then the committed ones.
          */
         public Document replaceableLock() {
-            if (committedLock == null || !"update".equals(committedLock.getString("kind"))) {
+            return committedLock != null && updateLockAlone(stored) != null ? committedLock : null;
+        }
+
+        /** The lock on {@code stored} if it is a two-round update's and nothing else of other transactions is there, else null. */
+        static Document updateLockAlone(Document stored) {
+            Document lock = stored == null ? null : stored.get(Fields.LOCK, Document.class);
+            if (lock == null || !Exclusive.isTwoRound(lock) || !"update".equals(lock.getString("kind"))) {
                 return null;
             }
             Document rest = new Document(stored);
             rest.remove(Fields.LOCK);
-            return isClean(rest) ? committedLock : null;
+            return isClean(rest) ? lock : null;
         }
 
         /** True if the stored document carries nothing of other transactions (no marker, no lock). */
@@ -218,13 +224,8 @@ public final class TwoRoundAccess {
      * transaction has not committed.
      */
     public Reading overCommittedLock(Object id, DocumentRef ref, Document stored) {
-        Document lock = stored == null ? null : stored.get(Fields.LOCK, Document.class);
-        if (lock == null || !Exclusive.isTwoRound(lock) || !"update".equals(lock.getString("kind"))) {
-            return null;
-        }
-        Document rest = new Document(stored);
-        rest.remove(Fields.LOCK);
-        if (!Reading.isClean(rest)) {
+        Document lock = Reading.updateLockAlone(stored);
+        if (lock == null) {
             return null;
         }
         Document transaction = c.retrier().call("read", id, null, () -> c.store().find(lock.get("tx")));
