@@ -235,8 +235,10 @@ public class CrashPointSweepTest {
     private Object runCrashingAt(String db, Scenario scenario, CrashPoint point) {
         List<Object> ids = new ArrayList<>();
         CrashHook hook = (p, id) -> {
-            if (id != null && !ids.contains(id)) {
-                ids.add(id);
+            synchronized (ids) { // the hook runs on round 1's sender threads too
+                if (id != null && !ids.contains(id)) {
+                    ids.add(id);
+                }
             }
             if (p.equals(point)) {
                 throw new SimulatedCrash(p, id);
@@ -244,7 +246,9 @@ public class CrashPointSweepTest {
         };
         assertThatThrownBy(() -> start(db, scenario, manager(db, "owner", mongo.client(), hook)))
                 .as("crash at " + point).isInstanceOf(SimulatedCrash.class);
-        return ids.isEmpty() ? null : ids.get(0);
+        synchronized (ids) {
+            return ids.isEmpty() ? null : ids.get(0);
+        }
     }
 
     private static CrashHook crashAt(CrashPoint point) {
